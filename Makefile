@@ -1,0 +1,45 @@
+# Two commands on a fresh machine: `make run` and `make test` (README).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
+PORT ?= 8000
+
+.PHONY: setup run test lint format demo bench clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e ".[dev]"
+	rm -f $(VENV)/.installed-*
+	touch $@
+
+run: setup
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py collectstatic --noinput -v0
+	$(BIN)/python manage.py memory_init
+	PORT=$(PORT) BIN=$(BIN) bin/serve
+
+test: setup
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+lint: setup
+	$(BIN)/ruff format --check .
+	$(BIN)/ruff check .
+
+format: setup
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+demo: setup
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py memory_demo
+
+bench: setup
+	$(BIN)/python bench/search.py
+	$(BIN)/python bench/wiki.py
+
+clean:
+	rm -rf $(VENV) var/static var/test-*.sqlite3*

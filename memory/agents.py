@@ -1,0 +1,37 @@
+"""Agents (SPEC §12): lookups and the directories each agent's memory lives in."""
+
+from __future__ import annotations
+
+from memory import workspace
+from memory.errors import NotFound
+from memory.models import Agent
+
+DEFAULT_AGENT_ID = "master"
+
+
+def get_agent_or_404(agent_id: str) -> Agent:
+    agent = Agent.objects.filter(pk=agent_id).first()
+    if agent is None:
+        raise NotFound(f"No agent {agent_id!r}.")
+    return agent
+
+
+def default_agent() -> Agent:
+    agent = Agent.objects.filter(is_default=True).first()
+    if agent is None:
+        agent, _ = Agent.objects.get_or_create(
+            id=DEFAULT_AGENT_ID, defaults={"name": "Master", "is_default": True}
+        )
+    return agent
+
+
+def ensure_agent_dirs(agent: Agent) -> None:
+    """Create the agent dir and its memory/ (SPEC §1). MEMORY.md is not created: a
+    missing file is simply absent."""
+    workspace.ensure_dir(agent.path("memory"))
+
+
+def ensure_all_dirs() -> None:
+    workspace.ensure_dir("users/owner/facts")
+    for agent in Agent.objects.all():
+        ensure_agent_dirs(agent)

@@ -1,0 +1,180 @@
+"""Rows for what is not memory itself (SPEC §0): agents, tokens, cursors, runs, script store.
+
+Memory content lives in Markdown files under MY_AGENT_HOME and is never authoritative here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+
+from django.conf import settings
+from django.core.validators import RegexValidator
+from django.db import models
+from django.db.models import Q
+
+AGENT_ID_VALIDATOR = RegexValidator(
+    r"^[a-z0-9]+(?:-[a-z0-9]+)*\Z", "An agent id is lowercase letters, digits and hyphens."
+)
+
+
+class Agent(models.Model):
+    id = models.CharField(primary_key=True, max_length=64, validators=[AGENT_ID_VALIDATOR])
+    name = models.CharField(max_length=200)
+    is_default = models.BooleanField(default=False)
+    autonomous = models.BooleanField(default=False)
+    memory_consolidate = models.CharField(
+        max_length=100, blank=True, default="", help_text="Cron expression, e.g. 0 3 * * *"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-is_default", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["is_default"], condition=Q(is_default=True), name="one_default_agent"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.id
+
+    @property
+    def dir(self) -> str:
+        """The agent dir, workspace-relative: "" for the default agent (MY_AGENT_HOME
+        itself), "agents/<id>" for every other (SPEC §1)."""
+        return "" if self.is_default else f"agents/{self.id}"
+
+    def path(self, rel: str) -> str:
+        """A workspace-relative path inside this agent's dir."""
+        return f"{self.dir}/{rel}" if self.dir else rel
+
+
+def hash_token(key: str) -> str:
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+class ApiToken(models.Model):
+    """`Authorization: Token <key>`. Only the sha256 of the key is stored. An owner token
+    (user set) may do everything; an agent token (agent set) only reaches its own agent."""
+
+    key_hash = models.CharField(max_length=64, unique=True)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE
+    )
+    agent = models.ForeignKey(Agent, null=True, blank=True, on_delete=models.CASCADE)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(user__isnull=False, agent__isnull=True)
+                | Q(user__isnull=True, agent__isnull=False),
+                name="token_is_owner_or_agent",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"agent token for {self.agent_id}" if self.agent_id else "owner token"
+
+    @classmethod
+    def issue(cls, *, user=None, agent: Agent | None = None) -> tuple[ApiToken, str]:
+        """Create a token and return it with its key; the key is shown once, never stored."""
+        key = secrets.token_hex(24)
+        token = cls.objects.create(key_hash=hash_token(key), user=user, agent=agent)
+        return token, key
+
+
+class NoteCursor(models.Model):
+    """What a conversation has been shown of one daily note (SPEC §4.2): the first
+    `shown_size` bytes, whose sha256 is `shown_hash`."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE)
+    conversation = models.CharField(max_length=200)
+    note = models.CharField(max_length=100)  # e.g. "2026-11-30.md"
+    shown_size = models.PositiveBigIntegerField(default=0)
+    shown_hash = models.CharField(max_length=64, default="")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["agent", "conversation", "note"], name="one_cursor_per_note"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.agent_id}/{self.conversation}/{self.note}"
+
+
+class Run(models.Model):
+    """One consolidation, fact review or compile (SPEC §12), shown in Activity."""
+
+    class Kind(models.TextChoices):
+        CONSOLIDATE = "consolidate"
+        FACT_REVIEW = "fact_review"
+        COMPILE = "compile"
+
+    class Status(models.TextChoices):
+        RUNNING = "running"
+        SUCCEEDED = "succeeded"
+        SKIPPED = "skipped"
+        FAILED = "failed"
+        HELD = "held"
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="runs")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.RUNNING)
+    trigger = models.CharField(max_length=50, blank=True, default="")  # "api", "schedule"…
+    task_key = models.CharField(max_length=100, null=True, blank=True, unique=True)
+    started_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    model = models.CharField(max_length=200, blank=True, default="")
+    tokens_in = models.PositiveIntegerField(default=0)
+    tokens_out = models.PositiveIntegerField(default=0)
+    cost = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    summary = models.TextField(blank=True, default="")
+    reasons = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["-started_at", "-id"]
+        constraints = [
+            # At most one consolidation or compile runs per agent, across every worker
+            # and machine that shares the database (SPEC §12).
+            models.UniqueConstraint(
+                fields=["agent"],
+                condition=Q(status="running", kind__in=["consolidate", "compile"]),
+                name="one_running_rewrite_per_agent",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.agent_id} #{self.pk} ({self.status})"
+
+
+class ScriptEntry(models.Model):
+    """What an agent's scripts keep with store(key, value) (SPEC §11)."""
+
+    class Scope(models.TextChoices):
+        SCHEDULE = "schedule"
+        CONVERSATION = "conversation"
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="script_entries")
+    scope = models.CharField(max_length=20, choices=Scope.choices)
+    scope_id = models.CharField(max_length=200)
+    key = models.CharField(max_length=200)
+    value = models.JSONField(null=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["scope", "scope_id", "key"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["agent", "scope", "scope_id", "key"], name="one_script_entry_per_key"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.agent_id}/{self.scope}/{self.scope_id}/{self.key}"

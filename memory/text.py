@@ -1,0 +1,168 @@
+"""Pure text rules shared by search, facts, notes and the wiki. No IO here."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import unicodedata
+
+import frontmatter
+import yaml
+
+from memory.errors import InvalidInput
+
+# --- folding and words (SPEC §6.1) -----------------------------------------------------
+
+_D_MAP = str.maketrans({"đ": "d", "Đ": "D"})
+
+
+def fold(text: str) -> str:
+    """NFD, drop combining marks, đ→d / Đ→D, casefold: `Sách ĐANG đọc` → `sach dang doc`.
+
+    Length is not preserved (NFD splits characters); use fold_keep_length when offsets
+    into the original text matter.
+    """
+    decomposed = unicodedata.normalize("NFD", text)
+    stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    return stripped.translate(_D_MAP).casefold()
+
+
+_WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def words(text: str) -> list[str]:
+    """The folded words of a query: runs of letters and digits, in order, without repeats."""
+    seen: dict[str, None] = {}
+    for word in _WORD_RE.findall(fold(text)):
+        seen.setdefault(word, None)
+    return list(seen)
+
+
+SHORT_WORD = 3  # a word this long or shorter only counts when found whole
+
+
+def word_pattern(word: str) -> re.Pattern[str]:
+    """How one folded query word matches folded text (SPEC §6.1): a word of four or more
+    characters anywhere; a shorter one only as a whole word (not inside letters/digits)."""
+    escaped = re.escape(word)
+    if len(word) <= SHORT_WORD:
+        return re.compile(rf"(?<![^\W_]){escaped}(?![^\W_])")
+    return re.compile(escaped)
+
+
+# --- slugs (SPEC §10.2) and names ------------------------------------------------------
+
+_NON_WORD_RUN = re.compile(r"[^\w]+|_+", re.UNICODE)
+
+
+def slugify(title: str) -> str:
+    """Fold marks as search does, lowercase, keep letters and digits of every script, and
+    turn every other run into one `-`. `Hạn Eco` → `han-eco`, `東京` → `東京`.
+
+    Raises InvalidInput when no letter or digit is left.
+    """
+    folded = fold(title or "")
+    slug = _NON_WORD_RUN.sub("-", folded).strip("-")
+    if not slug:
+        raise InvalidInput(f"A title needs at least one letter or digit: {title!r}.")
+    return slug
+
+
+FACT_NAME_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+FACT_TYPES = ("profile", "preference", "feedback", "project", "reference")
+
+
+def validate_fact_name(name: str) -> str:
+    """A fact name is lowercase ASCII letters, digits and single hyphens, 1–64 chars.
+    Anything else is refused, never sanitised into another name (SPEC §2)."""
+    if not isinstance(name, str) or len(name) > 64 or not FACT_NAME_RE.fullmatch(name):
+        raise InvalidInput(
+            f"Invalid fact name {name!r}: use 1–64 lowercase letters, digits and single hyphens."
+        )
+    return name
+
+
+def validate_fact_type(kind: str) -> str:
+    if kind not in FACT_TYPES:
+        raise InvalidInput(f"Unknown fact type {kind!r}: one of {', '.join(FACT_TYPES)}.")
+    return kind
+
+
+NOTE_NAME_RE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})(-[a-z0-9-]+)?", re.ASCII)
+
+
+def parse_note_name(name: str) -> tuple[dt.date, str]:
+    """Validate a daily-note name (with or without `.md`) and return (day, suffix).
+
+    `2026-09-19` and `2026-09-19-1030` are notes of 19 September. ASCII digits only, no
+    trailing newline, a real date, suffix of `[a-z0-9-]`. Anything else is InvalidInput.
+    """
+    if not isinstance(name, str):
+        raise InvalidInput("A note name must be text.")
+    stem = name[:-3] if name.endswith(".md") else name
+    match = NOTE_NAME_RE.fullmatch(stem)
+    if not match:
+        raise InvalidInput(
+            f"Invalid note name {name!r}: expected YYYY-MM-DD with an optional "
+            "suffix of lowercase letters, digits and hyphens."
+        )
+    year, month, day, suffix = match.groups()
+    try:
+        date = dt.date(int(year), int(month), int(day))
+    except ValueError:
+        raise InvalidInput(f"Invalid note name {name!r}: not a real date.") from None
+    return date, (suffix or "")[1:]
+
+
+def note_stem(name: str) -> str:
+    """The validated name without `.md`."""
+    parse_note_name(name)
+    return name[:-3] if name.endswith(".md") else name
+
+
+# --- frontmatter ---------------------------------------------------------------------
+
+
+def parse_frontmatter(text: str) -> tuple[dict, str]:
+    """(metadata, body) of a Markdown file with optional YAML frontmatter. Malformed
+    frontmatter is treated as body, so a hand-broken file still reads."""
+    try:
+        post = frontmatter.loads(text)
+    except (yaml.YAMLError, ValueError):
+        return {}, text
+    meta = {key: _plain(value) for key, value in post.metadata.items()}
+    return meta, post.content
+
+
+def _plain(value: object) -> object:
+    # YAML turns 2026-11-30 into a date; memory wants the text the person wrote.
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    return value
+
+
+def dump_frontmatter(meta: dict, body: str) -> str:
+    """Markdown text with YAML frontmatter (keys in the given order), ending in a newline."""
+    header = yaml.safe_dump(meta, allow_unicode=True, sort_keys=False, default_flow_style=False)
+    body = body.strip("\n")
+    return f"---\n{header}---\n\n{body}\n" if body else f"---\n{header}---\n"
+
+
+def cap(text: str, limit: int) -> str:
+    """Cut text to `limit` characters, ending in `…` when cut (the `…` counts)."""
+    if len(text) <= limit:
+        return text
+    return text[: limit - 1] + "…"
+
+
+def fold_single_line(text: str) -> str:
+    """Newlines inside a text become spaces (memory_save writes one line)."""
+    return " ".join(part.strip() for part in re.split(r"[\r\n]+", text) if part.strip())
+
+
+# --- the wiki's machine-owned block (SPEC §10.1) --------------------------------------
+
+MACHINE_BLOCK_START = "<!-- wiki:related:start — generated, edits here are replaced -->"
+MACHINE_BLOCK_END = "<!-- wiki:related:end -->"

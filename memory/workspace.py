@@ -1,0 +1,308 @@
+"""The only code that touches the disk under MY_AGENT_HOME.
+
+Everyone else passes workspace-relative POSIX paths ("users/owner/USER.md",
+"agents/helper/memory/2026-11-30.md"). This module
+
+- resolves each path and refuses any that escapes the root, also through symlinks
+  (PathRefused, nothing read or written);
+- writes atomically: a temp file in the same directory, fsync, os.replace, fsync of the
+  directory — a reader sees the old text or the new, never half;
+- serialises every change of one file with a cross-process lock (fcntl.flock on a lock
+  file under `.memory-locks/`). Appends open the file *after* taking the lock, and
+  rewrites take the same lock, so an append racing a rewrite is never lost. The lock is
+  re-entrant within a thread, so `with locked(path): ... write(path, ...)` works;
+- returns content hashes (sha256 of the UTF-8 text) so callers can detect a changed base.
+
+All text is UTF-8 with "\\n" line endings.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import tempfile
+import threading
+import unicodedata
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+
+from memory.errors import Conflict, NotFound, PathRefused
+
+LOCK_DIR = ".memory-locks"
+ABSENT = "absent"  # the hash of a file that does not exist
+
+_held = threading.local()
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    path: str  # workspace-relative
+    size: int
+    mtime: float
+
+
+def root() -> Path:
+    """The workspace root, read from settings on every call (tests point it at tmp_path)."""
+    return Path(settings.MY_AGENT_HOME).expanduser().resolve()
+
+
+def hash_text(text: str | None) -> str:
+    """sha256 of the text, or ABSENT for a file that does not exist."""
+    if text is None:
+        return ABSENT
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _check_relative(rel: str) -> str:
+    if not isinstance(rel, str) or not rel:
+        raise PathRefused("Empty path.")
+    if "\x00" in rel:
+        raise PathRefused("Path contains a NUL byte.")
+    # Fullwidth dots and slashes fold to ASCII ones under NFKC; refuse them instead of
+    # letting another layer interpret them later.
+    if unicodedata.normalize("NFKC", rel) != rel:
+        raise PathRefused(f"Path has characters that are not plain: {rel!r}.")
+    if "\\" in rel or rel.startswith("/") or (len(rel) > 1 and rel[1] == ":"):
+        raise PathRefused(f"Path must be relative to the workspace: {rel!r}.")
+    parts = rel.split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        raise PathRefused(f"Path may not contain empty, '.' or '..' parts: {rel!r}.")
+    return rel
+
+
+def resolve(rel: str) -> Path:
+    """The absolute path of `rel`, refusing anything outside the workspace.
+
+    Raises PathRefused for absolute paths, `..`, NUL, non-NFKC-stable characters and any
+    path whose real location (symlinks followed) is not below the root.
+    """
+    _check_relative(rel)
+    base = root()
+    candidate = base / rel
+    real = Path(os.path.realpath(candidate))
+    if real != base and base not in real.parents:
+        raise PathRefused(f"Path leaves the workspace: {rel!r}.")
+    return candidate
+
+
+def relative(path: Path) -> str:
+    return path.relative_to(root()).as_posix()
+
+
+# --- locking -------------------------------------------------------------------------
+
+
+def _lock_file_for(rel: str) -> Path:
+    digest = hashlib.sha1(rel.encode("utf-8")).hexdigest()
+    lock_dir = root() / LOCK_DIR
+    lock_dir.mkdir(parents=True, exist_ok=True)
+    return lock_dir / f"{digest}.lock"
+
+
+@contextlib.contextmanager
+def locked(rel: str) -> Iterator[None]:
+    """Hold the cross-process lock of one workspace file.
+
+    Re-entrant within a thread. Other threads and processes wait. Every write, append and
+    delete of the file takes it, so a read-check-write done inside is atomic with respect
+    to every other writer.
+    """
+    resolve(rel)
+    held: set[str] = getattr(_held, "paths", None) or set()
+    _held.paths = held
+    key = f"{root()}::{rel}"
+    if key in held:
+        yield
+        return
+    fd = os.open(_lock_file_for(rel), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        held.add(key)
+        try:
+            yield
+        finally:
+            held.discard(key)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+# --- reading -------------------------------------------------------------------------
+
+
+def read(rel: str) -> str | None:
+    """The text of a file, or None when it does not exist (a missing file is absent,
+    never an error)."""
+    path = resolve(rel)
+    try:
+        with open(path, encoding="utf-8", newline="") as handle:
+            return handle.read()
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return None
+
+
+def read_or_404(rel: str) -> str:
+    text = read(rel)
+    if text is None:
+        raise NotFound(f"No such file: {rel}.")
+    return text
+
+
+def read_bytes_prefix(rel: str, size: int) -> bytes | None:
+    """The first `size` bytes of a file (None when missing)."""
+    path = resolve(rel)
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(size)
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return None
+
+
+def read_bytes_from(rel: str, offset: int) -> bytes | None:
+    """The bytes of a file from `offset` on (None when missing)."""
+    path = resolve(rel)
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(offset)
+            return handle.read()
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return None
+
+
+def file_hash(rel: str) -> str:
+    return hash_text(read(rel))
+
+
+def exists(rel: str) -> bool:
+    return resolve(rel).is_file()
+
+
+def stat(rel: str) -> FileInfo | None:
+    path = resolve(rel)
+    try:
+        st = path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return FileInfo(rel, st.st_size, st.st_mtime)
+
+
+def list_files(rel_dir: str, *, suffix: str = ".md", recursive: bool = False) -> list[FileInfo]:
+    """Regular files below a workspace directory whose names end in `suffix`.
+
+    Symlinks are left out (they could point anywhere), and so is the lock directory.
+    Sorted by path. A missing directory lists nothing.
+    """
+    base = resolve(rel_dir) if rel_dir else root()
+    if not base.is_dir():
+        return []
+    found: list[FileInfo] = []
+    walker = os.walk(base) if recursive else [(str(base), [], os.listdir(base))]
+    for dirpath, dirnames, filenames in walker:
+        dirnames[:] = [d for d in dirnames if d != LOCK_DIR and not d.startswith(".")]
+        for name in filenames:
+            if not name.endswith(suffix) or name.startswith("."):
+                continue
+            full = os.path.join(dirpath, name)
+            if os.path.islink(full):
+                continue
+            try:
+                st = os.stat(full)
+            except FileNotFoundError:
+                continue
+            if not os.path.isfile(full):
+                continue
+            rel = Path(full).relative_to(root()).as_posix()
+            found.append(FileInfo(rel, st.st_size, st.st_mtime))
+    found.sort(key=lambda info: info.path)
+    return found
+
+
+# --- writing -------------------------------------------------------------------------
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(path.parent)
+
+
+def write(rel: str, text: str) -> str:
+    """Replace a file's text atomically, under its lock. Returns the new hash."""
+    path = resolve(rel)
+    with locked(rel):
+        _write_atomic(path, text.encode("utf-8"))
+    return hash_text(text)
+
+
+def write_if_unchanged(rel: str, text: str | None, *, base_hash: str) -> str:
+    """Write (or, with text None, delete) only when the file still hashes to base_hash.
+
+    Raises memory.errors.Conflict otherwise, leaving the file as it is. Returns the new hash.
+    """
+    with locked(rel):
+        current = file_hash(rel)
+        if current != base_hash:
+            raise Conflict(f"{rel} changed since it was read.")
+        if text is None:
+            delete(rel)
+            return ABSENT
+        return write(rel, text)
+
+
+def append(rel: str, text: str, *, create_with: str = "") -> str:
+    """Append text to a file under its lock; a missing (or empty) file starts with
+    `create_with` first. Returns the new hash.
+
+    The file is opened only after the lock is held, so an append never writes into a file
+    that a concurrent rewrite has just replaced.
+    """
+    path = resolve(rel)
+    with locked(rel):
+        current = read(rel)
+        if not current:
+            _write_atomic(path, (create_with + text).encode("utf-8"))
+            return hash_text(create_with + text)
+        with open(path, "a", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        return hash_text(current + text)
+
+
+def delete(rel: str) -> bool:
+    """Remove a file under its lock. Returns False when it did not exist."""
+    path = resolve(rel)
+    with locked(rel):
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            return False
+    _fsync_dir(path.parent)
+    return True
+
+
+def ensure_dir(rel: str) -> None:
+    resolve(rel).mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,195 @@
+"""Settings, read from the environment (SPEC §18). Nothing secret lives in the repo."""
+
+import os
+from decimal import Decimal
+from pathlib import Path
+
+import dj_database_url
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def env_bool(name: str, default: bool = False) -> bool:
+    return os.environ.get(name, str(default)).strip().lower() in {"1", "true", "yes", "on"}
+
+
+def env_int(name: str, default: int) -> int:
+    return int(os.environ.get(name, default))
+
+
+def env_list(name: str, default: str) -> list[str]:
+    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+
+
+DEBUG = env_bool("DEBUG", False)
+# A key is generated per checkout on first run (var/secret_key) when none is configured,
+# so a fresh machine works without a secret ever being committed.
+SECRET_KEY = os.environ.get("SECRET_KEY", "")
+if not SECRET_KEY:
+    _key_file = BASE_DIR / "var" / "secret_key"
+    if _key_file.exists():
+        SECRET_KEY = _key_file.read_text().strip()
+    else:
+        from django.core.management.utils import get_random_secret_key
+
+        SECRET_KEY = get_random_secret_key()
+        _key_file.parent.mkdir(parents=True, exist_ok=True)
+        _key_file.write_text(SECRET_KEY)
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost")
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", "")
+
+# The workspace root: every memory file lives below it (SPEC §1).
+MY_AGENT_HOME = os.path.expanduser(os.environ.get("MY_AGENT_HOME", "~/.agent-home"))
+# "Today" for daily notes is in the owner's time zone (SPEC §4.2).
+MEMORY_TIME_ZONE = os.environ.get("MEMORY_TIME_ZONE", "") or None
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "django_q",
+    "memory",
+    "proposals",
+    "wiki",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "memoryproject.middleware.BodySizeLimitMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "memoryproject.middleware.ContentSecurityPolicyMiddleware",
+]
+
+ROOT_URLCONF = "memoryproject.urls"
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "django.template.context_processors.i18n",
+            ],
+        },
+    },
+]
+WSGI_APPLICATION = "memoryproject.wsgi.application"
+
+# SQLite by default; PostgreSQL (or anything dj-database-url knows) through DATABASE_URL.
+DATABASE_URL = os.environ.get("DATABASE_URL", f"sqlite:///{BASE_DIR / 'var' / 'memory.sqlite3'}")
+DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=0)}
+_db = DATABASES["default"]
+# Test databases are named per test session (inherited by the processes a test starts) so
+# several test runs on one machine never share one.
+_test_suffix = os.environ.setdefault("MEMORY_TEST_DB_SUFFIX", str(os.getpid()))
+if _db["ENGINE"] == "django.db.backends.sqlite3":
+    # Concurrent writers wait for each other instead of failing with "database is locked":
+    # WAL lets readers run beside a writer, IMMEDIATE takes the write lock at BEGIN (no
+    # deadlocking upgrade from a read lock), and the timeout is how long a writer waits.
+    _db["OPTIONS"] = {
+        "timeout": 30,
+        "transaction_mode": "IMMEDIATE",
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    }
+    _db["TEST"] = {"NAME": str(BASE_DIR / "var" / f"test-{_test_suffix}.sqlite3")}
+else:
+    _db["TEST"] = {"NAME": f"test_memory_{_test_suffix}"}
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", "English"), ("vi", "Tiếng Việt")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+TIME_ZONE = MEMORY_TIME_ZONE or "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "var" / "static"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+LOGIN_URL = "/admin/login/"
+LOGIN_REDIRECT_URL = "/manage/memory/"
+
+# Request bodies over this size answer 413 (SPEC §17).
+MEMORY_MAX_BODY_BYTES = env_int("MEMORY_MAX_BODY_BYTES", 2 * 1024 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = MEMORY_MAX_BODY_BYTES
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "memory.auth.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["memory.auth.IsOwnerOrAgent"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "memoryproject.api.exception_handler",
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Agent memory API",
+    "DESCRIPTION": "Markdown memory for a personal multi-agent assistant (see README).",
+    "VERSION": "0.1.0",
+}
+
+# django-q2: the ORM broker by default, so one database is all a machine needs.
+Q_CLUSTER = {
+    "name": "memory",
+    "orm": "default",
+    "workers": env_int("Q_WORKERS", 2),
+    "timeout": env_int("Q_TIMEOUT", 600),
+    "retry": env_int("Q_RETRY", 900),
+    "max_attempts": 1,
+    "catch_up": False,
+    "ack_failures": True,
+    "poll": 1,
+}
+if os.environ.get("Q_REDIS_URL"):
+    Q_CLUSTER.pop("orm")
+    Q_CLUSTER["redis"] = os.environ["Q_REDIS_URL"]
+# Tests run tasks inline unless they start a real cluster.
+Q_CLUSTER["sync"] = env_bool("Q_SYNC", False)
+
+# Model providers (SPEC §13).
+MEMORY_LLM_PROVIDER = os.environ.get("MEMORY_LLM_PROVIDER", "openai")
+MEMORY_LLM_BASE_URL = os.environ.get("MEMORY_LLM_BASE_URL", "")
+MEMORY_LLM_API_KEY = os.environ.get("MEMORY_LLM_API_KEY", "")
+MEMORY_LLM_MODEL = os.environ.get("MEMORY_LLM_MODEL", "")
+MEMORY_LLM_TIMEOUT = float(os.environ.get("MEMORY_LLM_TIMEOUT", "120"))
+# US dollars per million tokens: (input, output). Unknown models cost 0 and say so.
+MEMORY_LLM_PRICES = {
+    "gpt-4o": (Decimal("2.50"), Decimal("10.00")),
+    "gpt-4o-mini": (Decimal("0.15"), Decimal("0.60")),
+    "gpt-4.1": (Decimal("2.00"), Decimal("8.00")),
+    "gpt-4.1-mini": (Decimal("0.40"), Decimal("1.60")),
+    "claude-sonnet-4-5": (Decimal("3.00"), Decimal("15.00")),
+    "claude-haiku-4-5": (Decimal("1.00"), Decimal("5.00")),
+    "claude-opus-4-1": (Decimal("15.00"), Decimal("75.00")),
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+}

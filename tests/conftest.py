@@ -1,0 +1,82 @@
+"""Shared fixtures. Every test that touches memory gets a fresh workspace on tmp_path;
+nothing ever reads or writes a real home."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from django.contrib.auth import get_user_model
+from rest_framework.test import APIClient
+
+from memory.models import Agent, ApiToken
+
+
+@pytest.fixture
+def workspace(tmp_path, settings):
+    """MY_AGENT_HOME pointed at an empty directory (also for processes a test starts)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    settings.MY_AGENT_HOME = str(home)
+    old = os.environ.get("MY_AGENT_HOME")
+    os.environ["MY_AGENT_HOME"] = str(home)
+    yield home
+    if old is None:
+        os.environ.pop("MY_AGENT_HOME", None)
+    else:
+        os.environ["MY_AGENT_HOME"] = old
+
+
+@pytest.fixture
+def master(db, workspace) -> Agent:
+    """The default agent, created by the migration; its dir is the workspace root."""
+    return Agent.objects.get(pk="master")
+
+
+@pytest.fixture
+def helper_agent(db, workspace) -> Agent:
+    """A second agent, living under agents/helper/."""
+    from memory.agents import ensure_agent_dirs
+
+    agent = Agent.objects.create(id="helper", name="Helper")
+    ensure_agent_dirs(agent)
+    return agent
+
+
+@pytest.fixture
+def alice(db):
+    """The owner."""
+    return get_user_model().objects.create_superuser("alice", "alice@example.com", "pw-alice-123")
+
+
+@pytest.fixture
+def owner_client(alice, workspace) -> APIClient:
+    """The owner, by token."""
+    _, key = ApiToken.issue(user=alice)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    return client
+
+
+def _agent_client(agent: Agent) -> APIClient:
+    _, key = ApiToken.issue(agent=agent)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    return client
+
+
+@pytest.fixture
+def master_client(master) -> APIClient:
+    """The master agent's token."""
+    return _agent_client(master)
+
+
+@pytest.fixture
+def helper_client(helper_agent) -> APIClient:
+    """The helper agent's token (the "other agent" persona)."""
+    return _agent_client(helper_agent)
+
+
+@pytest.fixture
+def anon_client(workspace) -> APIClient:
+    return APIClient()

@@ -8,6 +8,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/", include("memory.urls")),
+    path("api/", include("memory.urls_tools")),
+    path("api/", include("memory.urls_search")),
     path("api/", include("memory.urls_runs")),
     path("api/", include("memory.urls_scripts")),
     path("api/", include("proposals.urls")),

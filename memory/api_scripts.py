@@ -1,0 +1,60 @@
+"""REST for the script store (SPEC §11, §14.1). An agent token reaches only its own agent."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memory import scripts
+from memory.agents import get_agent_or_404
+from memory.auth import require_agent_access
+from memory.models import ScriptEntry
+
+
+class EntrySerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ScriptEntry
+        fields = ["scope", "scope_id", "key", "value", "updated_at"]
+
+
+class ValueSerializer(serializers.Serializer):
+    # Any JSON at all, null included; only the key "value" must be present.
+    value = serializers.JSONField(allow_null=True)
+
+
+def _agent(request: Request, agent_id: str):
+    # Access first: a token of another agent learns nothing, not even whether it exists.
+    require_agent_access(request, agent_id)
+    return get_agent_or_404(agent_id)
+
+
+class ScriptStoreList(APIView):
+    def get(self, request: Request, agent_id: str) -> Response:
+        agent = _agent(request, agent_id)
+        entries = scripts.list_entries(
+            agent,
+            schedule=request.query_params.get("schedule") or None,
+            conversation=request.query_params.get("conversation") or None,
+        )
+        return Response(EntrySerializer(entries, many=True).data)
+
+
+class ScriptStoreEntry(APIView):
+    def get(self, request: Request, agent_id: str, scope: str, scope_id: str, key: str):
+        agent = _agent(request, agent_id)
+        return Response(EntrySerializer(scripts.get_entry_or_404(agent, scope, scope_id, key)).data)
+
+    def put(self, request: Request, agent_id: str, scope: str, scope_id: str, key: str):
+        agent = _agent(request, agent_id)
+        scripts.validate_scope(scope)
+        data = ValueSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        entry = scripts.store(agent, scope, scope_id, key, data.validated_data["value"])
+        return Response(EntrySerializer(entry).data)
+
+    def delete(self, request: Request, agent_id: str, scope: str, scope_id: str, key: str):
+        agent = _agent(request, agent_id)
+        scripts.delete_entry(agent, scope, scope_id, key)
+        return Response(status=204)

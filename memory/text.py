@@ -52,17 +52,38 @@ def word_pattern(word: str) -> re.Pattern[str]:
 
 # --- slugs (SPEC §10.2) and names ------------------------------------------------------
 
-_NON_WORD_RUN = re.compile(r"[^\w]+|_+", re.UNICODE)
+
+def _is_slug_char(ch: str) -> bool:
+    # Letters and digits of every script, plus the spacing marks that survive folding
+    # (Devanagari vowel signs and the like have combining class 0): they are part of a
+    # word there, and splitting at them would cut `हिन्दी` into pieces.
+    return ch.isalnum() or unicodedata.category(ch).startswith("M")
 
 
 def slugify(title: str) -> str:
     """Fold marks as search does, lowercase, keep letters and digits of every script, and
     turn every other run into one `-`. `Hạn Eco` → `han-eco`, `東京` → `東京`.
 
+    The result is NFKC-stable (the workspace refuses other file names): compatibility
+    forms are normalised first (`Ｔｏｋｙｏ` → `tokyo`) and what folding decomposed is
+    recomposed after (Hangul `서울` stays `서울`, not loose jamo). Idempotent:
+    slugify(slugify(t)) == slugify(t).
+
     Raises InvalidInput when no letter or digit is left.
     """
-    folded = fold(title or "")
-    slug = _NON_WORD_RUN.sub("-", folded).strip("-")
+    folded = unicodedata.normalize("NFKC", fold(unicodedata.normalize("NFKC", title or "")))
+    parts: list[str] = []
+    run: list[str] = []
+    for ch in folded:
+        if _is_slug_char(ch):
+            run.append(ch)
+        elif run:
+            parts.append("".join(run))
+            run = []
+    if run:
+        parts.append("".join(run))
+    # A run of marks alone (no letter or digit) is punctuation-like: it separates.
+    slug = "-".join(part for part in parts if any(ch.isalnum() for ch in part))
     if not slug:
         raise InvalidInput(f"A title needs at least one letter or digit: {title!r}.")
     return slug

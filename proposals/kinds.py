@@ -2,17 +2,13 @@
 
 `memory_rewrite` and `fact_review` (consolidation) and `wiki_compile` (the wiki) register
 themselves the same way, from their own modules, with `proposals.actions.register_kind`.
-
-The memory modules are imported inside the methods: this module is imported by
-`ProposalsConfig.ready()`, and the kinds must not make the app registry depend on the
-import order of the scope modules.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from memory import workspace
+from memory import facts, notes, workspace
 from memory.errors import InvalidInput, NotFound
 from proposals.actions import BaseKind, register_kind
 from proposals.models import Proposal
@@ -33,8 +29,6 @@ class UserFactKind(BaseKind):
     name = "user_fact"
 
     def changes(self, *, agent: Any, payload: dict) -> dict[str, str | None]:
-        from memory import facts
-
         payload = _require_dict(payload)
         name = payload.get("name")
         path = facts.fact_path(name)  # validates the name (422)
@@ -52,8 +46,6 @@ class UserFactKind(BaseKind):
         return {path: text}
 
     def after_write(self, proposal: Proposal) -> None:
-        from memory import facts
-
         facts.regenerate_index()
 
 
@@ -64,8 +56,6 @@ class UserFactForgetKind(BaseKind):
     name = "user_fact_forget"
 
     def changes(self, *, agent: Any, payload: dict) -> dict[str, str | None]:
-        from memory import facts
-
         payload = _require_dict(payload)
         name = payload.get("name")
         path = facts.fact_path(name)
@@ -74,8 +64,6 @@ class UserFactForgetKind(BaseKind):
         return {path: None}
 
     def after_write(self, proposal: Proposal) -> None:
-        from memory import facts
-
         facts.regenerate_index()
 
 
@@ -85,21 +73,13 @@ class AgentMemoryKind(BaseKind):
     name = "agent_memory"
 
     def changes(self, *, agent: Any, payload: dict) -> dict[str, str | None]:
-        from memory import notes
-
         payload = _require_dict(payload)
-        lines = payload.get("lines")
-        if (
-            not isinstance(lines, list)
-            or not lines
-            or not all(isinstance(line, str) and line.strip() for line in lines)
-        ):
-            raise InvalidInput("`lines` must be a non-empty list of non-empty strings.")
         if agent is None:
             raise InvalidInput("An agent_memory proposal needs an agent.")
         path = notes.memory_path(agent)
         current = workspace.read(path) or ""
-        return {path: notes.memory_with_lines(current, lines)}
+        # memory_with_lines validates the lines (InvalidInput, 422).
+        return {path: notes.memory_with_lines(current, payload.get("lines"))}
 
 
 USER_FACT = register_kind(UserFactKind())

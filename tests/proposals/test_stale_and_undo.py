@@ -1,0 +1,234 @@
+"""Stale base → 409 + superseded, target untouched; undo restores byte for byte, once,
+and only while the target still holds what the proposal wrote."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory import facts, workspace
+from memory.errors import Conflict
+from memory.writes import add_memory_lines_or_propose, save_fact_or_propose
+from proposals import actions
+from proposals.actions import BaseKind, register_kind
+
+FACT = "users/owner/facts/coffee.md"
+MEMORY = "agents/helper/MEMORY.md"
+
+
+def _fact_proposal(description: str = "Likes black coffee"):
+    _, proposal = save_fact_or_propose(
+        "coffee",
+        description=description,
+        type="preference",
+        body="No sugar.",
+        source="job:nightly",
+        written_by="master",
+    )
+    return proposal
+
+
+def test_it_supersedes_a_proposal_whose_target_was_edited_by_hand(helper_agent):
+    workspace.write(MEMORY, "old\n")
+    _, proposal = add_memory_lines_or_propose(helper_agent, ["new line"], source="job:1")
+    workspace.write(MEMORY, "edited by hand\n")
+
+    with pytest.raises(Conflict):
+        actions.approve(proposal, by="alice")
+
+    assert workspace.read(MEMORY) == "edited by hand\n"
+    proposal.refresh_from_db()
+    assert proposal.status == "superseded"
+    assert proposal.applied_hashes == {}
+    with pytest.raises(Conflict):
+        actions.approve(proposal, by="alice")
+    with pytest.raises(Conflict):
+        actions.undo(proposal, by="alice")
+    assert workspace.read(MEMORY) == "edited by hand\n"
+
+
+def test_it_supersedes_the_second_of_two_proposals_on_one_fact(master):
+    first = _fact_proposal("first")
+    second = _fact_proposal("second")
+    actions.approve(first, by="alice")
+    written = workspace.read(FACT)
+
+    with pytest.raises(Conflict):
+        actions.approve(second, by="alice")
+
+    assert workspace.read(FACT) == written
+    second.refresh_from_db()
+    assert second.status == "superseded"
+
+
+def test_it_undoes_a_new_fact_by_removing_it_and_regenerating_the_index(master):
+    facts.save_fact(
+        "tea",
+        description="Green tea in the afternoon",
+        type="preference",
+        body="",
+        written_by="owner",
+        source="web",
+    )
+    index_before = workspace.read(facts.INDEX_PATH)
+    proposal = _fact_proposal()
+    actions.approve(proposal, by="alice")
+    assert "coffee" in workspace.read(facts.INDEX_PATH)
+
+    actions.undo(proposal, by="bob")
+
+    assert workspace.read(FACT) is None
+    assert workspace.read(facts.INDEX_PATH) == index_before
+    proposal.refresh_from_db()
+    assert proposal.status == "approved"
+    assert proposal.undone_by == "bob"
+    assert proposal.undone_at is not None
+
+
+def test_it_restores_the_previous_text_byte_for_byte(helper_agent):
+    # No final newline, trailing spaces, a CRLF-free but odd text: undo must give it back
+    # exactly, not a normalised version.
+    original = "# Memory\n\n- lives in Hà Nội   \n- <b>bold</b> & co"
+    workspace.write(MEMORY, original)
+    _, proposal = add_memory_lines_or_propose(helper_agent, ["a new line"], source="job:1")
+    actions.approve(proposal, by="alice")
+    assert workspace.read(MEMORY) != original
+
+    actions.undo(proposal, by="alice")
+
+    assert workspace.resolve(MEMORY).read_bytes() == original.encode("utf-8")
+
+
+def test_it_restores_a_forgotten_fact_byte_for_byte(master):
+    facts.save_fact(
+        "coffee",
+        description="Likes black coffee",
+        type="preference",
+        body="No sugar.\n\nReally.",
+        written_by="owner",
+        source="web",
+    )
+    before = workspace.resolve(FACT).read_bytes()
+    index_before = workspace.read(facts.INDEX_PATH)
+    proposal = actions.propose(
+        "user_fact_forget", agent=None, target=FACT, payload={"name": "coffee"}, source="job:1"
+    )
+    actions.approve(proposal, by="alice")
+    assert workspace.read(FACT) is None
+
+    actions.undo(proposal, by="alice")
+
+    assert workspace.resolve(FACT).read_bytes() == before
+    assert workspace.read(facts.INDEX_PATH) == index_before
+
+
+def test_it_refuses_an_undo_after_a_later_change(helper_agent):
+    workspace.write(MEMORY, "old\n")
+    _, proposal = add_memory_lines_or_propose(helper_agent, ["new"], source="job:1")
+    actions.approve(proposal, by="alice")
+    workspace.write(MEMORY, "old\nnew\nand a hand edit\n")
+
+    with pytest.raises(Conflict):
+        actions.undo(proposal, by="alice")
+
+    assert workspace.read(MEMORY) == "old\nnew\nand a hand edit\n"
+    proposal.refresh_from_db()
+    assert proposal.undone_at is None
+    assert proposal.undone_by == ""
+
+
+def test_it_refuses_to_undo_twice(helper_agent):
+    workspace.write(MEMORY, "old\n")
+    _, proposal = add_memory_lines_or_propose(helper_agent, ["new"], source="job:1")
+    actions.approve(proposal, by="alice")
+    actions.undo(proposal, by="alice")
+    # Same text as the proposal wrote, so only the "once" rule can refuse it.
+    workspace.write(MEMORY, "old\nnew\n")
+
+    with pytest.raises(Conflict):
+        actions.undo(proposal, by="alice")
+
+    assert workspace.read(MEMORY) == "old\nnew\n"
+
+
+@pytest.mark.parametrize("state", ["pending", "rejected"])
+def test_it_refuses_to_undo_what_was_never_applied(helper_agent, state):
+    workspace.write(MEMORY, "old\n")
+    _, proposal = add_memory_lines_or_propose(helper_agent, ["new"], source="job:1")
+    if state == "rejected":
+        actions.reject(proposal, by="alice")
+
+    with pytest.raises(Conflict):
+        actions.undo(proposal, by="alice")
+
+    assert workspace.read(MEMORY) == "old\n"
+
+
+class PagesKind(BaseKind):
+    """A batch kind like wiki_compile: many pages in one proposal."""
+
+    name = "test_pages"
+    batch = True
+
+    def changes(self, *, agent, payload):
+        return {f"memory/wiki/{slug}.md": text for slug, text in payload["pages"].items()}
+
+
+@pytest.fixture
+def pages_kind():
+    register_kind(PagesKind())
+    yield
+    actions._KINDS.pop("test_pages", None)
+
+
+def test_it_applies_and_undoes_a_batch_as_one_step(master, pages_kind):
+    workspace.write("memory/wiki/a.md", "A old")
+    proposal = actions.propose(
+        "test_pages",
+        agent=master,
+        target="memory/wiki",
+        payload={"pages": {"a": "A new", "b": "B new", "c": None}},
+        source="job:compile",
+    )
+    workspace.write("memory/wiki/c.md", "C appeared")
+    with pytest.raises(Conflict):
+        actions.approve(proposal, by="alice")
+    assert workspace.read("memory/wiki/a.md") == "A old"
+    assert workspace.read("memory/wiki/b.md") is None
+
+    workspace.delete("memory/wiki/c.md")
+    proposal = actions.propose(
+        "test_pages",
+        agent=master,
+        target="memory/wiki",
+        payload={"pages": {"a": "A new", "b": "B new"}},
+        source="job:compile",
+    )
+    assert proposal.previous_body == {"memory/wiki/a.md": "A old", "memory/wiki/b.md": None}
+    actions.approve(proposal, by="alice")
+    assert workspace.read("memory/wiki/a.md") == "A new"
+    assert workspace.read("memory/wiki/b.md") == "B new"
+
+    actions.undo(proposal, by="alice")
+    assert workspace.read("memory/wiki/a.md") == "A old"
+    assert workspace.read("memory/wiki/b.md") is None
+
+
+def test_it_applies_nothing_of_a_batch_when_one_page_changed(master, pages_kind):
+    workspace.write("memory/wiki/a.md", "A old")
+    workspace.write("memory/wiki/b.md", "B old")
+    proposal = actions.propose(
+        "test_pages",
+        agent=master,
+        target="memory/wiki",
+        payload={"pages": {"a": "A new", "b": "B new"}},
+        source="job:compile",
+    )
+    workspace.write("memory/wiki/b.md", "B edited")
+
+    with pytest.raises(Conflict):
+        actions.apply_now(proposal, by="auto")
+
+    assert workspace.read("memory/wiki/a.md") == "A old"
+    assert workspace.read("memory/wiki/b.md") == "B edited"
+    proposal.refresh_from_db()
+    assert proposal.status == "superseded"

@@ -1,0 +1,227 @@
+"""Agent scope (SPEC §3): MEMORY.md, daily notes and `memory_save`.
+
+Every path is inside the agent dir (`agent.path(...)`); all disk IO goes through
+memory.workspace. Note names are validated strictly (memory.text.parse_note_name), so a
+name can never point outside `memory/`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from zoneinfo import ZoneInfo
+
+from django.conf import settings
+
+from memory import workspace
+from memory.errors import InvalidInput, NotFound
+from memory.models import Agent
+from memory.text import fold_single_line, parse_note_name
+
+MEMORY_FILE = "MEMORY.md"
+NOTES_DIR = "memory"
+# One memory_save line; a longer text is not a note but a document (422).
+MAX_SAVE_CHARS = 4000
+# One durable line added to MEMORY.md, and how many one request may add.
+MAX_LINE_CHARS = 2000
+MAX_LINES = 100
+
+
+@dataclass(frozen=True)
+class NoteInfo:
+    """One file of an agent's `memory/`. `day` is None only for hand-kept files that are
+    not daily notes (e.g. `facebook-books.md`), listed with `include_other=True`."""
+
+    day: dt.date | None
+    name: str  # the file name, e.g. "2026-11-30.md" or "2026-11-30-1030.md"
+    size: int
+    modified: dt.datetime  # aware, UTC
+
+
+# --- time ------------------------------------------------------------------------------
+
+
+def local_tz() -> dt.tzinfo:
+    """The owner's time zone: settings.MEMORY_TIME_ZONE, else the server's."""
+    name = getattr(settings, "MEMORY_TIME_ZONE", None)
+    if name:
+        return ZoneInfo(name)
+    tz = dt.datetime.now().astimezone().tzinfo
+    assert tz is not None
+    return tz
+
+
+def local_now(now: dt.datetime | None = None) -> dt.datetime:
+    """`now` (default: the current time) in the owner's time zone. A naive `now` is taken
+    to be in that zone already."""
+    tz = local_tz()
+    if now is None:
+        return dt.datetime.now(tz)
+    if now.tzinfo is None:
+        return now.replace(tzinfo=tz)
+    return now.astimezone(tz)
+
+
+def today() -> dt.date:
+    """Today in the owner's time zone (SPEC §4.2)."""
+    return local_now().date()
+
+
+def normalise_newlines(text: str) -> str:
+    # Files are UTF-8 with "\n" line endings (SPEC §1), whatever the client sent.
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+# --- MEMORY.md -------------------------------------------------------------------------
+
+
+def memory_path(agent: Agent) -> str:
+    return agent.path(MEMORY_FILE)
+
+
+def read_memory(agent: Agent) -> str:
+    """MEMORY.md of the agent, "" when it does not exist."""
+    return workspace.read(memory_path(agent)) or ""
+
+
+def write_memory(agent: Agent, body: str) -> None:
+    """Replace MEMORY.md atomically (an intended edit: owner or the agent's rewrite)."""
+    if not isinstance(body, str):
+        raise InvalidInput("MEMORY.md must be text.")
+    workspace.write(memory_path(agent), normalise_newlines(body))
+
+
+def clean_memory_lines(lines: object) -> list[str]:
+    """The lines to add to MEMORY.md, validated: a non-empty list (at most MAX_LINES) of
+    non-empty strings. Newlines inside a line fold to spaces (one line stays one line).
+    Raises InvalidInput; nothing is written by this function."""
+    if not isinstance(lines, list) or not lines:
+        raise InvalidInput("`lines` must be a non-empty list of strings.")
+    if len(lines) > MAX_LINES:
+        raise InvalidInput(f"At most {MAX_LINES} lines at once.")
+    cleaned: list[str] = []
+    for line in lines:
+        if not isinstance(line, str):
+            raise InvalidInput("Every line must be a string.")
+        folded = fold_single_line(line)
+        if not folded:
+            raise InvalidInput("A line may not be empty.")
+        if len(folded) > MAX_LINE_CHARS:
+            raise InvalidInput(f"A line may have at most {MAX_LINE_CHARS} characters.")
+        cleaned.append(folded)
+    return cleaned
+
+
+def memory_with_lines(current: str, lines: list[str]) -> str:
+    """MEMORY.md's text after appending `lines`, one per line, as given (pure).
+
+    The current text keeps everything it had; a missing final newline is added first so
+    the new lines never join the last old one. Raises InvalidInput on bad lines.
+    """
+    cleaned = clean_memory_lines(lines)
+    base = current or ""
+    if base and not base.endswith("\n"):
+        base += "\n"
+    return base + "".join(f"{line}\n" for line in cleaned)
+
+
+def append_memory_lines(agent: Agent, lines: list[str]) -> str:
+    """Append lines to MEMORY.md now (a person is present) and return the new body.
+
+    Read-modify-write under the file's lock, so a concurrent append or rewrite is never
+    lost."""
+    cleaned = clean_memory_lines(lines)
+    rel = memory_path(agent)
+    with workspace.locked(rel):
+        body = memory_with_lines(workspace.read(rel) or "", cleaned)
+        workspace.write(rel, body)
+    return body
+
+
+# --- daily notes -----------------------------------------------------------------------
+
+
+def note_path(agent: Agent, name: str) -> str:
+    """`memory/<name>.md` inside the agent dir. `name` with or without `.md`; anything that
+    is not `YYYY-MM-DD[-suffix]` with a real date is InvalidInput (422)."""
+    parse_note_name(name)
+    stem = name[:-3] if name.endswith(".md") else name
+    return agent.path(f"{NOTES_DIR}/{stem}.md")
+
+
+def note_file_name(name: str) -> str:
+    """The validated file name of a note: "2026-11-30" → "2026-11-30.md"."""
+    parse_note_name(name)
+    return name if name.endswith(".md") else f"{name}.md"
+
+
+def plain_note_name(day: dt.date) -> str:
+    return f"{day.isoformat()}.md"
+
+
+def list_notes(agent: Agent, *, include_other: bool = False) -> list[NoteInfo]:
+    """The daily notes of an agent's `memory/` (not its subdirectories), newest first:
+    by day, then by name descending (so `2026-11-30-1030.md` before `2026-11-30.md`).
+
+    With include_other, hand-kept Markdown files (`facebook-books.md`) follow the notes,
+    by name, with `day` None. They are memory (searched, never deleted) but not notes.
+    """
+    notes: list[NoteInfo] = []
+    others: list[NoteInfo] = []
+    for info in workspace.list_files(agent.path(NOTES_DIR)):
+        name = info.path.rsplit("/", 1)[-1]
+        modified = dt.datetime.fromtimestamp(info.mtime, tz=dt.UTC)
+        try:
+            day, _suffix = parse_note_name(name)
+        except InvalidInput:
+            if include_other:
+                others.append(NoteInfo(None, name, info.size, modified))
+            continue
+        notes.append(NoteInfo(day, name, info.size, modified))
+    notes.sort(key=lambda note: (note.day, note.name), reverse=True)
+    others.sort(key=lambda note: note.name)
+    return notes + others
+
+
+def read_note(agent: Agent, name: str) -> str:
+    """The text of one note; NotFound (404) when it does not exist, InvalidInput (422)
+    for a name that is not a note name."""
+    text = workspace.read(note_path(agent, name))
+    if text is None:
+        raise NotFound(f"No note {note_file_name(name)} for agent {agent.id}.")
+    return text
+
+
+def write_note(agent: Agent, name: str, body: str) -> bool:
+    """Replace (or create) one note atomically, under the note's lock (so it serialises
+    with memory_save's appends). Returns True when the note was created."""
+    if not isinstance(body, str):
+        raise InvalidInput("A note must be text.")
+    rel = note_path(agent, name)
+    with workspace.locked(rel):
+        created = not workspace.exists(rel)
+        workspace.write(rel, normalise_newlines(body))
+    return created
+
+
+def memory_save(agent: Agent, text: str, *, now: dt.datetime | None = None) -> str:
+    """Append `- HH:MM <text>` to today's plain note and return that line (no newline).
+
+    Today and HH:MM are in the owner's time zone. A missing (or empty) note is created
+    with the heading `# YYYY-MM-DD` followed by a blank line, exactly once even under
+    concurrent writers (workspace.append holds the file lock). Newlines inside `text` fold
+    to spaces. Empty or whitespace-only text, or text over MAX_SAVE_CHARS, is InvalidInput
+    and writes nothing.
+    """
+    if not isinstance(text, str):
+        raise InvalidInput("`text` must be a string.")
+    folded = fold_single_line(text)
+    if not folded:
+        raise InvalidInput("Nothing to save: `text` is empty.")
+    if len(folded) > MAX_SAVE_CHARS:
+        raise InvalidInput(f"`text` may have at most {MAX_SAVE_CHARS} characters.")
+    moment = local_now(now)
+    day = moment.date().isoformat()
+    line = f"- {moment:%H:%M} {folded}"
+    workspace.append(note_path(agent, day), f"{line}\n", create_with=f"# {day}\n\n")
+    return line

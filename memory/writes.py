@@ -1,0 +1,150 @@
+"""The presence rule (SPEC §5), used alike by REST and the agent tools.
+
+A write made while a person is present (`chat`, `telegram`, `web`, `http`, `conv:<id>`…)
+happens at once. A scheduled job (`source` = `job:<id>`) has nobody watching: its writes to
+shared memory and its durable MEMORY.md lines become proposals (§7) that a person decides.
+
+Everything is validated before anything is proposed, so a bad write from a job is 422
+exactly like a bad write from a person, and no proposal row is left behind.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from memory import facts, notes
+from memory.errors import InvalidInput, NotFound
+from memory.models import Agent
+from memory.text import validate_fact_name
+
+if TYPE_CHECKING:
+    from proposals.models import Proposal
+
+# `<kind>` or `<kind>:<id>`: a lowercase kind, then an id without spaces or control chars.
+_SOURCE_RE = re.compile(r"[a-z][a-z0-9_-]{0,31}(?::[!-~]{1,160})?", re.ASCII)
+JOB_PREFIX = "job:"
+
+
+def validate_source(source: object) -> str:
+    """The source of a write, checked: `chat`, `telegram`, `web`, `http`, `job:<id>`,
+    `conv:<id>`… (a lowercase kind, optionally `:` and a printable ASCII id). Anything
+    else — empty, spaces, control characters, `job:` without an id — is InvalidInput."""
+    if not isinstance(source, str) or not _SOURCE_RE.fullmatch(source):
+        raise InvalidInput(
+            f"Invalid source {source!r}: expected e.g. chat, telegram, web, http or job:<id>."
+        )
+    return source
+
+
+def is_job_source(source: str) -> bool:
+    """True for `job:<id>`: a scheduled job, no person present (SPEC §5)."""
+    return validate_source(source).startswith(JOB_PREFIX)
+
+
+def _clean_written_by(written_by: object) -> str:
+    if not isinstance(written_by, str) or not re.fullmatch(r"[a-z0-9:_-]{1,80}", written_by):
+        raise InvalidInput(f"Invalid written_by {written_by!r}: an agent id or `owner`.")
+    return written_by
+
+
+def _propose(kind: str, **kwargs) -> Proposal:
+    # Imported here: proposals sit beside the operations, and the kinds they apply call
+    # back into memory.facts / memory.notes.
+    from proposals.actions import propose
+
+    return propose(kind, **kwargs)
+
+
+def save_fact_or_propose(
+    name: str,
+    *,
+    description: str,
+    type: str,
+    body: str,
+    source: str,
+    written_by: str,
+) -> tuple[facts.Fact | None, Proposal | None]:
+    """Present: write the fact now → (fact, None). Job: a `user_fact` proposal →
+    (None, proposal). InvalidInput (422) for any bad field, before anything happens."""
+    validate_source(source)
+    written_by = _clean_written_by(written_by)
+    # Renders (and so validates) exactly what approving would write.
+    facts.render_fact(
+        name,
+        description=description,
+        type=type,
+        body=body,
+        written_by=written_by,
+        source=source,
+    )
+    if not is_job_source(source):
+        fact = facts.save_fact(
+            name,
+            description=description,
+            type=type,
+            body=body,
+            written_by=written_by,
+            source=source,
+        )
+        return fact, None
+    existing = facts.get_fact(name)
+    action = "update" if existing else "save"
+    proposal = _propose(
+        "user_fact",
+        agent=None,
+        target=facts.fact_path(name),
+        payload={
+            "name": name,
+            "description": description,
+            "type": type,
+            "body": body,
+            "written_by": written_by,
+            "source": source,
+        },
+        reasons=[f"{written_by} asked to {action} the fact {name!r} from {source}."],
+        source=source,
+    )
+    return None, proposal
+
+
+def forget_fact_or_propose(name: str, *, source: str, written_by: str) -> Proposal | None:
+    """Present: delete the fact now → None. Job: a `user_fact_forget` proposal.
+    NotFound (404) for an unknown fact either way; InvalidInput (422) for a bad name."""
+    validate_source(source)
+    written_by = _clean_written_by(written_by)
+    validate_fact_name(name)
+    if not is_job_source(source):
+        facts.forget_fact(name)
+        return None
+    if facts.get_fact(name) is None:
+        raise NotFound(f"No fact {name!r}.")
+    return _propose(
+        "user_fact_forget",
+        agent=None,
+        target=facts.fact_path(name),
+        payload={"name": name},
+        reasons=[f"{written_by} asked to forget the fact {name!r} from {source}."],
+        source=source,
+    )
+
+
+def add_memory_lines_or_propose(
+    agent: Agent, lines: list[str], *, source: str
+) -> tuple[str | None, Proposal | None]:
+    """Present: append the lines to MEMORY.md now → (new body, None). Job: an
+    `agent_memory` proposal carrying the (validated, newline-folded) lines → (None,
+    proposal). InvalidInput (422) for bad lines or source."""
+    validate_source(source)
+    cleaned = notes.clean_memory_lines(lines)
+    if not is_job_source(source):
+        return notes.append_memory_lines(agent, cleaned), None
+    proposal = _propose(
+        "agent_memory",
+        agent=agent,
+        target=notes.memory_path(agent),
+        payload={"lines": cleaned},
+        reasons=[f"{source} asked to add {len(cleaned)} line(s) to {agent.id}'s MEMORY.md."],
+        source=source,
+    )
+    return None, proposal

@@ -1,3 +1,10 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
 
-urlpatterns: list = []
+from memory.api_tools import ToolCallView, ToolListView
+
+app_name = "tools"
+
+urlpatterns = [
+    path("agents/<str:agent_id>/tools", ToolListView.as_view(), name="list"),
+    path("agents/<str:agent_id>/tools/<str:tool>", ToolCallView.as_view(), name="call"),
+]

@@ -1,0 +1,159 @@
+"""memory_get (SPEC §5): read a memory file of one agent, or a shared fact, by the path
+memory_search shows, in pages of at most 120 lines / 12,000 characters.
+
+What may be read, by a path relative to the agent dir (facts: relative to the home):
+
+- `MEMORY.md` and `memory/**/*.md` of this agent;
+- `users/owner/facts/<name>.md`, a fact (a valid fact name: INDEX.md is not one).
+
+Anything else is PathRefused (422) before a byte is read: `..`, `.` or empty parts,
+absolute paths, backslashes, NUL and other control characters, `%` (an encoded path is an
+attack or a mistake, never a memory file name), characters NFKC would change (fullwidth
+`．` or `／`), hidden parts, names not ending in `.md`, another agent's files, USER.md and
+INDEX.md (both are whole in the prompt already). A symlink is followed only when where it
+really points is itself a path this agent may read.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import unicodedata
+from pathlib import Path
+
+from memory import workspace
+from memory.errors import NotFound, PathRefused
+from memory.models import Agent
+from memory.text import FACT_NAME_RE
+
+MAX_LINES = 120
+MAX_CHARS = 12_000
+FACTS_PREFIX = "users/owner/facts/"
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _check_shape(path: object) -> str:
+    if not isinstance(path, str) or not path:
+        raise PathRefused("A path is required.")
+    if _CONTROL.search(path):
+        raise PathRefused("The path contains a control character.")
+    if "%" in path:
+        raise PathRefused(f"Paths are not URL-encoded: {path!r}.")
+    if unicodedata.normalize("NFKC", path) != path:
+        raise PathRefused(f"The path has characters that are not plain: {path!r}.")
+    if "\\" in path or path.startswith("/") or (len(path) > 1 and path[1] == ":"):
+        raise PathRefused(
+            f"Use a path relative to your agent dir, as memory_search shows it: {path!r}."
+        )
+    parts = path.split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        raise PathRefused(f"A path may not contain empty, '.' or '..' parts: {path!r}.")
+    if any(part.startswith(".") for part in parts):
+        raise PathRefused(f"Hidden files are not memory: {path!r}.")
+    if not path.endswith(".md"):
+        raise PathRefused(f"Only Markdown (.md) memory files can be read: {path!r}.")
+    return path
+
+
+def _is_fact(ws_rel: str) -> bool:
+    if not ws_rel.startswith(FACTS_PREFIX):
+        return False
+    name = ws_rel[len(FACTS_PREFIX) : -len(".md")]
+    return len(name) <= 64 and FACT_NAME_RE.fullmatch(name) is not None
+
+
+def _may_read(agent: Agent, ws_rel: str) -> bool:
+    """Whether a workspace-relative path is one this agent may read."""
+    if _is_fact(ws_rel):
+        return True
+    if ws_rel == agent.path("MEMORY.md"):
+        return True
+    return ws_rel.startswith(agent.path("memory") + "/") and ws_rel.endswith(".md")
+
+
+def _workspace_path(agent: Agent, path: str) -> str:
+    """The workspace-relative path of an agent-visible path, or PathRefused."""
+    _check_shape(path)
+    if path.startswith(FACTS_PREFIX):
+        if not _is_fact(path):
+            raise PathRefused(
+                f"Not a fact: {path!r}. Facts are users/owner/facts/<name>.md; the INDEX "
+                "is already in your prompt."
+            )
+        return path
+    if path == "users/owner/USER.md":
+        raise PathRefused("USER.md is already in your prompt.")
+    ws_rel = agent.path(path)
+    if not _may_read(agent, ws_rel):
+        raise PathRefused(
+            f"Not a memory file of yours: {path!r}. Readable: MEMORY.md, memory/<...>.md "
+            "and users/owner/facts/<name>.md."
+        )
+    return ws_rel
+
+
+def resolve_memory_path(agent: Agent, path: str) -> str:
+    """The workspace-relative path memory_get reads for `path`, symlinks resolved.
+
+    Raises PathRefused when the path, or where a symlink on it really points, is not a
+    memory file of this agent or a shared fact. Reads nothing.
+    """
+    ws_rel = _workspace_path(agent, path)
+    # workspace.resolve() refuses a symlink out of the home; a link that stays inside it
+    # could still point at another agent's files, so the real path is checked again.
+    real = Path(os.path.realpath(workspace.resolve(ws_rel)))
+    real_rel = workspace.relative(real)
+    if real_rel != ws_rel and not _may_read(agent, real_rel):
+        raise PathRefused(f"{path!r} links to a file that is not yours to read.")
+    return real_rel
+
+
+def read_memory_file(
+    agent: Agent, path: str, *, from_line: int | None = None, lines: int | None = None
+) -> str:
+    """The text memory_get returns: lines `from_line` (1-based, default 1) on.
+
+    With `lines`, exactly that many lines (fewer at the end of the file). Without, at most
+    MAX_LINES lines and MAX_CHARS characters, followed by a hint of the from_line to
+    continue from when the file goes on. Raises PathRefused (nothing read) or NotFound.
+    """
+    real_rel = resolve_memory_path(agent, path)
+    text = workspace.read(real_rel)
+    if text is None:
+        raise NotFound(f"No such memory file: {path}.")
+    all_lines = text.splitlines(keepends=True)
+    total = len(all_lines)
+    start = from_line or 1
+    if total == 0:
+        return f"[{path} is empty]"
+    if start > total:
+        return f"[{path} has {total} lines; there is nothing from line {start}]"
+    if lines is not None:
+        return "".join(all_lines[start - 1 : start - 1 + lines])
+
+    chunk: list[str] = []
+    size = 0
+    cut_line = False
+    for line in all_lines[start - 1 : start - 1 + MAX_LINES]:
+        if size + len(line) > MAX_CHARS:
+            if not chunk:
+                # One line longer than the page: show its start, say how to get it whole.
+                chunk.append(line[:MAX_CHARS])
+                cut_line = True
+            break
+        chunk.append(line)
+        size += len(line)
+    next_line = start + len(chunk)
+    body = "".join(chunk)
+    if cut_line:
+        body += (
+            f"\n[… line {start} is longer than {MAX_CHARS:,} characters: call memory_get "
+            f"with from_line={start}, lines=1 for all of it"
+        )
+        return body + (f"; more: from_line={next_line}]" if next_line <= total else "]")
+    if next_line <= total:
+        if not body.endswith("\n"):
+            body += "\n"
+        body += f"[… more: call memory_get with from_line={next_line}]"
+    return body

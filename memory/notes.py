@@ -161,7 +161,8 @@ def plain_note_name(day: dt.date) -> str:
 
 def list_notes(agent: Agent, *, include_other: bool = False) -> list[NoteInfo]:
     """The daily notes of an agent's `memory/` (not its subdirectories), newest first:
-    by day, then by name descending (so `2026-11-30-1030.md` before `2026-11-30.md`).
+    by day, then by name without `.md` descending (so `2026-11-30-1030.md` comes
+    before `2026-11-30.md`).
 
     With include_other, hand-kept Markdown files (`facebook-books.md`) follow the notes,
     by name, with `day` None. They are memory (searched, never deleted) but not notes.
@@ -178,7 +179,7 @@ def list_notes(agent: Agent, *, include_other: bool = False) -> list[NoteInfo]:
                 others.append(NoteInfo(None, name, info.size, modified))
             continue
         notes.append(NoteInfo(day, name, info.size, modified))
-    notes.sort(key=lambda note: (note.day, note.name), reverse=True)
+    notes.sort(key=lambda note: (note.day, note.name.removesuffix(".md")), reverse=True)
     others.sort(key=lambda note: note.name)
     return notes + others
 

@@ -22,6 +22,7 @@ import contextlib
 import fcntl
 import hashlib
 import os
+import stat as stat_module
 import tempfile
 import threading
 import unicodedata
@@ -220,6 +221,80 @@ def list_files(rel_dir: str, *, suffix: str = ".md", recursive: bool = False) ->
             found.append(FileInfo(rel, st.st_size, st.st_mtime))
     found.sort(key=lambda info: info.path)
     return found
+
+
+@dataclass(frozen=True, slots=True)
+class ScannedFile:
+    """One file as `scan_files` saw it: enough to tell a changed file from an unchanged
+    one (an atomic rewrite gets a new inode, any write a new ctime) and to read it again."""
+
+    path: str  # workspace-relative
+    abspath: str
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+    ino: int
+
+
+def scan_files(rel_dir: str, *, suffix: str = ".md", recursive: bool = False) -> list[ScannedFile]:
+    """The files `list_files` would list, with nanosecond times and the inode, cheaply.
+
+    Made for callers that re-check every file on every call (search re-stats each file
+    so it never serves stale text): one os.scandir pass, one lstat per file, no realpath
+    per file — the directory is resolved once and symlinks (files or directories) are never
+    followed, so nothing below it can lead out. Hidden entries are skipped. Unsorted.
+    """
+    base = resolve(rel_dir) if rel_dir else root()
+    prefix = f"{rel_dir}/" if rel_dir else ""
+    found: list[ScannedFile] = []
+    pending = [(str(base), prefix)]
+    while pending:
+        directory, rel_prefix = pending.pop()
+        try:
+            iterator = os.scandir(directory)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        with iterator:
+            for entry in iterator:
+                name = entry.name
+                if name.startswith(".") or entry.is_symlink():
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    if recursive:
+                        pending.append((entry.path, f"{rel_prefix}{name}/"))
+                    continue
+                if not name.endswith(suffix):
+                    continue
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except FileNotFoundError:
+                    continue
+                if not stat_module.S_ISREG(st.st_mode):
+                    continue
+                found.append(
+                    ScannedFile(
+                        rel_prefix + name,
+                        entry.path,
+                        st.st_size,
+                        st.st_mtime_ns,
+                        st.st_ctime_ns,
+                        st.st_ino,
+                    )
+                )
+    return found
+
+
+def read_scanned(scanned: ScannedFile) -> str | None:
+    """The text of a file `scan_files` found, or None when it is gone or has become a
+    symlink since (O_NOFOLLOW: the scan's guarantee that nothing leads out still holds)."""
+    try:
+        fd = os.open(scanned.abspath, os.O_RDONLY | os.O_NOFOLLOW)
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return None
+    except OSError:  # ELOOP: replaced by a symlink
+        return None
+    with open(fd, encoding="utf-8", newline="", errors="replace") as handle:
+        return handle.read()
 
 
 # --- writing -------------------------------------------------------------------------

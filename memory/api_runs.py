@@ -1,0 +1,99 @@
+"""REST for runs and the consolidation trigger (SPEC §8, §12, §14.1).
+
+- `POST /api/agents/{id}/memory/consolidate` → 202 `{"run": {"id", "status", …}}`; 409
+  while a consolidation or compile runs for that agent (the database decides).
+- `GET /api/runs?agent=&kind=&status=&limit=` → newest first, a plain list.
+- `GET /api/runs/{id}`.
+
+The owner sees every run; an agent token only its own agent's (another agent's is 403).
+"""
+
+from __future__ import annotations
+
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memory.agents import get_agent_or_404
+from memory.auth import agent_id_of, require_agent_access
+from memory.consolidate import get_run_or_404, start_consolidation
+from memory.errors import InvalidInput
+from memory.models import Run
+
+DEFAULT_LIMIT = 100
+MAX_LIMIT = 500
+
+
+class RunSerializer(serializers.ModelSerializer):
+    agent = serializers.CharField(source="agent_id")
+    proposals = serializers.SerializerMethodField()
+    duration_seconds = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Run
+        fields = [
+            "id", "agent", "kind", "status", "trigger", "summary", "reasons", "model",
+            "tokens_in", "tokens_out", "cost", "proposals", "started_at", "finished_at",
+            "heartbeat_at", "duration_seconds",
+        ]  # fmt: skip
+
+    def get_proposals(self, run: Run) -> list[dict]:
+        return [
+            {"id": p.pk, "kind": p.kind, "status": p.status, "target": p.target}
+            for p in run.proposals.all().order_by("id")
+        ]
+
+    def get_duration_seconds(self, run: Run) -> float | None:
+        if run.finished_at is None:
+            return None
+        return round((run.finished_at - run.started_at).total_seconds(), 3)
+
+
+class ConsolidateView(APIView):
+    def post(self, request: Request, agent_id: str) -> Response:
+        require_agent_access(request, agent_id)
+        agent = get_agent_or_404(agent_id)
+        run = start_consolidation(agent, trigger="api")
+        return Response({"run": RunSerializer(run).data}, status=status.HTTP_202_ACCEPTED)
+
+
+class RunListView(APIView):
+    def get(self, request: Request) -> Response:
+        params = request.query_params
+        rows = Run.objects.prefetch_related("proposals").order_by("-started_at", "-id")
+        own = agent_id_of(request)
+        wanted = params.get("agent") or None
+        if own is not None:
+            if wanted is not None:
+                require_agent_access(request, wanted)
+            wanted = own
+        if wanted:
+            rows = rows.filter(agent_id=wanted)
+        kind = params.get("kind")
+        if kind:
+            if kind not in Run.Kind.values:
+                raise InvalidInput(
+                    f"Unknown run kind {kind!r}: one of {', '.join(Run.Kind.values)}."
+                )
+            rows = rows.filter(kind=kind)
+        state = params.get("status")
+        if state:
+            if state not in Run.Status.values:
+                raise InvalidInput(
+                    f"Unknown run status {state!r}: one of {', '.join(Run.Status.values)}."
+                )
+            rows = rows.filter(status=state)
+        try:
+            limit = int(params.get("limit", DEFAULT_LIMIT))
+        except ValueError:
+            raise InvalidInput("`limit` must be a number.") from None
+        limit = max(1, min(limit, MAX_LIMIT))
+        return Response(RunSerializer(rows[:limit], many=True).data)
+
+
+class RunDetailView(APIView):
+    def get(self, request: Request, run_id: int) -> Response:
+        run = get_run_or_404(run_id)
+        require_agent_access(request, run.agent_id)
+        return Response(RunSerializer(run).data)

@@ -129,7 +129,7 @@ STORAGES = {
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
-LOGIN_URL = "/admin/login/"
+LOGIN_URL = "/manage/memory/login/"
 LOGIN_REDIRECT_URL = "/manage/memory/"
 
 # Request bodies over this size answer 413 (SPEC §17).
@@ -176,6 +176,11 @@ MEMORY_LLM_BASE_URL = os.environ.get("MEMORY_LLM_BASE_URL", "")
 MEMORY_LLM_API_KEY = os.environ.get("MEMORY_LLM_API_KEY", "")
 MEMORY_LLM_MODEL = os.environ.get("MEMORY_LLM_MODEL", "")
 MEMORY_LLM_TIMEOUT = float(os.environ.get("MEMORY_LLM_TIMEOUT", "120"))
+# Seconds before the first retry on 429/5xx/connection errors (doubled for the second).
+MEMORY_LLM_RETRY_DELAY = float(os.environ.get("MEMORY_LLM_RETRY_DELAY", "1"))
+MEMORY_LLM_MAX_TOKENS = env_int("MEMORY_LLM_MAX_TOKENS", 8192)  # Anthropic's required cap
+# A running run whose heartbeat is older than this is failed as "worker lost".
+MEMORY_RUN_LEASE_SECONDS = env_int("MEMORY_RUN_LEASE_SECONDS", 15 * 60)
 # US dollars per million tokens: (input, output). Unknown models cost 0 and say so.
 MEMORY_LLM_PRICES = {
     "gpt-4o": (Decimal("2.50"), Decimal("10.00")),

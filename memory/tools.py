@@ -298,10 +298,12 @@ def memory_save(agent: Agent, *, source: str, text: str) -> str:
 
 def memory_search(agent: Agent, *, source: str, query: str) -> str:
     """The §6.1 search of this agent's memory and the shared facts."""
-    from memory import search, text
+    from memory import text
 
     if not text.words(query):
         raise InvalidInput("The query has no letters or digits to search for.")
+    from memory import search
+
     hits = search.search(query, agent=agent)
     if not hits:
         return f'No memory matches "{query}".'

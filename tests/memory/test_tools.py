@@ -1,0 +1,226 @@
+"""The tool registry (SPEC §16): schemas and descriptions from files, argument validation
+before a tool runs, and the memory tools as plain functions."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from memory import tools
+from memory.errors import InvalidInput, NotFound
+from memory.notes import today
+
+MEMORY_TOOLS = [
+    "memory_save",
+    "memory_search",
+    "memory_get",
+    "user_memory_save",
+    "user_memory_forget",
+]
+
+
+@pytest.fixture
+def registry():
+    """Restore the registry after a test registers its own tools."""
+    tools.list_tools()
+    saved = dict(tools._registry)
+    yield
+    with tools._registry_lock:
+        tools._registry.clear()
+        tools._registry.update(saved)
+
+
+def write_tool_files(tmp_path, name, schema):
+    schema_file = tmp_path / f"{name}.json"
+    schema_file.write_text(json.dumps(schema))
+    description_file = tmp_path / f"{name}.md"
+    description_file.write_text(f"The {name} tool, as the model reads it.\n")
+    return schema_file, description_file
+
+
+def test_it_lists_every_memory_tool_with_its_description_from_its_file():
+    listed = {tool["name"]: tool for tool in tools.list_tools()}
+    assert set(MEMORY_TOOLS) <= set(listed)
+    for name in MEMORY_TOOLS:
+        description = (tools.PROMPTS_DIR / f"{name}.md").read_text(encoding="utf-8").strip()
+        assert listed[name]["description"] == description
+        schema = json.loads((tools.PROMPTS_DIR / f"{name}.json").read_text(encoding="utf-8"))
+        parameters = listed[name]["parameters"]
+        assert parameters["type"] == "object"
+        assert parameters["additionalProperties"] is False
+        for key in schema["properties"]:
+            assert parameters["properties"][key] == schema["properties"][key]
+        assert set(parameters["required"]) == {*schema["required"], "source"}
+        assert parameters["properties"]["source"]["type"] == "string"
+
+
+def test_it_lists_the_memory_tools_first_in_a_stable_order():
+    assert [tool["name"] for tool in tools.list_tools()][:5] == MEMORY_TOOLS
+
+
+def test_its_descriptions_carry_the_guidance_the_spec_asks_for():
+    listed = {tool["name"]: tool["description"] for tool in tools.list_tools()}
+    assert "already in your prompt" in listed["memory_search"]
+    assert "today and yesterday" in listed["memory_search"]
+    assert "a measurement, a decision made today" in listed["memory_save"]
+    assert "USER.md" in listed["user_memory_save"]
+    assert "job:<id>" in listed["user_memory_save"]
+    assert "120 lines / 12,000 characters" in listed["memory_get"]
+
+
+def test_it_hands_out_copies_of_the_schemas():
+    first = tools.list_tools()
+    first[0]["parameters"]["properties"].clear()
+    assert tools.list_tools()[0]["parameters"]["properties"]
+
+
+def test_it_refuses_a_call_without_source_and_writes_nothing(master, workspace):
+    with pytest.raises(InvalidInput, match="Missing argument: source"):
+        tools.call_tool(master, "memory_save", {"text": "ran 5 km"})
+    assert not (workspace / "memory" / f"{today().isoformat()}.md").exists()
+
+
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        ({"text": "x", "source": "chat", "mood": "ok"}, "Unknown argument: mood."),
+        ({"source": "chat"}, "Missing argument: text."),
+        ({"text": 5, "source": "chat"}, "text must be of type string."),
+        ({"text": "", "source": "chat"}, "text must not be empty."),
+        ({"text": "x", "source": ""}, "source must not be empty."),
+        ({"text": "x", "source": 1}, "source must be of type string."),
+        ({"text": "x", "source": "job:"}, "Invalid source 'job:'"),
+        ({"text": "x", "source": "a person"}, "Invalid source 'a person'"),
+    ],
+)
+def test_it_refuses_bad_arguments_before_the_tool_runs(master, workspace, arguments, message):
+    with pytest.raises(InvalidInput) as refused:
+        tools.call_tool(master, "memory_save", arguments)
+    assert message in refused.value.message
+    assert not (workspace / "memory" / f"{today().isoformat()}.md").exists()
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        ({"from_line": "3"}, "from_line must be of type integer."),
+        ({"from_line": True}, "from_line must be of type integer."),
+        ({"from_line": 1.5}, "from_line must be of type integer."),
+        ({"from_line": 0}, "from_line must be at least 1."),
+        ({"lines": 0}, "lines must be at least 1."),
+        ({"lines": 5001}, "lines must be at most 5000."),
+    ],
+)
+def test_it_checks_integer_arguments_strictly(master, workspace, extra, message):
+    (workspace / "MEMORY.md").write_text("hello\n")
+    with pytest.raises(InvalidInput, match=re.escape(message)):
+        tools.call_tool(master, "memory_get", {"path": "MEMORY.md", "source": "chat", **extra})
+
+
+def test_it_checks_enums(master, workspace):
+    arguments = {"name": "x", "description": "d", "type": "mood", "body": "", "source": "chat"}
+    with pytest.raises(InvalidInput, match="type must be one of"):
+        tools.call_tool(master, "user_memory_save", arguments)
+    assert not (workspace / "users" / "owner" / "facts" / "x.md").exists()
+
+
+def test_it_refuses_arguments_that_are_not_an_object(master):
+    with pytest.raises(InvalidInput, match="must be a JSON object"):
+        tools.call_tool(master, "memory_save", ["ran", "chat"])
+
+
+def test_it_says_not_found_for_an_unknown_tool(master):
+    with pytest.raises(NotFound, match="No tool named 'memory_delete'"):
+        tools.call_tool(master, "memory_delete", {"source": "chat"})
+
+
+def test_run_tool_turns_a_refusal_into_an_error_text_for_the_model(master):
+    answer = tools.run_tool(master, "memory_get", {"path": "../x.md", "source": "chat"})
+    assert answer.startswith("Error: A path may not contain empty, '.' or '..' parts")
+
+
+def test_memory_save_appends_to_todays_note_and_says_where(master, workspace):
+    answer = tools.call_tool(master, "memory_save", {"text": "ran\n5 km", "source": "chat"})
+    note = workspace / "memory" / f"{today().isoformat()}.md"
+    lines = note.read_text().splitlines()
+    assert lines[0] == f"# {today().isoformat()}"
+    assert re.fullmatch(r"- \d\d:\d\d ran 5 km", lines[-1])
+    assert answer == f"Saved to memory/{today().isoformat()}.md: {lines[-1]}"
+
+
+def test_memory_save_refuses_blank_text(master, workspace):
+    with pytest.raises(InvalidInput):
+        tools.call_tool(master, "memory_save", {"text": " \n ", "source": "chat"})
+    assert not (workspace / "memory" / f"{today().isoformat()}.md").exists()
+
+
+def test_memory_search_refuses_a_query_without_words(master):
+    with pytest.raises(InvalidInput, match="no letters or digits"):
+        tools.call_tool(master, "memory_search", {"query": "?!", "source": "chat"})
+
+
+# --- registering --------------------------------------------------------------------------
+
+
+def echo(agent, *, source, word, times=1):
+    return f"{agent.id} {source} " + " ".join([word] * times)
+
+
+ECHO_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "word": {"type": "string", "minLength": 1},
+        "times": {"type": "integer", "minimum": 1, "maximum": 3},
+    },
+    "required": ["word"],
+    "additionalProperties": False,
+}
+
+
+def test_it_registers_a_tool_from_files_and_adds_a_required_source(registry, tmp_path, master):
+    schema_file, description_file = write_tool_files(tmp_path, "echo", ECHO_SCHEMA)
+    tools.register_tool("echo", echo, schema_file=schema_file, description_file=description_file)
+    listed = {tool["name"]: tool for tool in tools.list_tools()}
+    assert listed["echo"]["description"] == "The echo tool, as the model reads it."
+    assert listed["echo"]["parameters"]["required"] == ["word", "source"]
+    assert "source" in listed["echo"]["parameters"]["properties"]
+    assert tools.call_tool(master, "echo", {"word": "hi", "times": 2, "source": "web"}) == (
+        "master web hi hi"
+    )
+
+
+def test_registering_twice_replaces_instead_of_duplicating(registry, tmp_path):
+    schema_file, description_file = write_tool_files(tmp_path, "echo", ECHO_SCHEMA)
+    for _ in range(2):
+        tools.register_tool(
+            "echo", echo, schema_file=schema_file, description_file=description_file
+        )
+    names = [tool["name"] for tool in tools.list_tools()]
+    assert names.count("echo") == 1
+    assert names[:5] == MEMORY_TOOLS
+
+
+def test_it_refuses_a_schema_with_keywords_it_cannot_check(registry, tmp_path):
+    schema = {**ECHO_SCHEMA, "properties": {"word": {"type": "string", "pattern": "^a"}}}
+    schema_file, description_file = write_tool_files(tmp_path, "echo", schema)
+    with pytest.raises(ValueError, match="unsupported schema keywords"):
+        tools.register_tool(
+            "echo", echo, schema_file=schema_file, description_file=description_file
+        )
+    assert "echo" not in [tool["name"] for tool in tools.list_tools()]
+
+
+def test_it_validates_arrays_and_their_items():
+    schema = {
+        "type": "object",
+        "properties": {
+            "sources": {"type": "array", "minItems": 1, "items": {"type": "string"}},
+        },
+        "required": ["sources"],
+        "additionalProperties": False,
+    }
+    assert tools.validate({"sources": ["note:2026-11-30"]}, schema) == []
+    assert tools.validate({"sources": []}, schema) == ["sources must have at least 1 items."]
+    assert tools.validate({"sources": ["a", 2]}, schema) == ["sources[1] must be of type string."]

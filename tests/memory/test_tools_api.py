@@ -1,0 +1,255 @@
+"""The tool surface over REST (SPEC §14.1, §16): GET /api/agents/{id}/tools and
+POST /api/agents/{id}/tools/{tool}, called with agent tokens, checked on disk."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from memory.notes import today
+from proposals.models import Proposal
+
+FACTS = "users/owner/facts"
+
+
+def call(client, agent_id, tool, **arguments):
+    return client.post(f"/api/agents/{agent_id}/tools/{tool}", arguments, format="json")
+
+
+def fact_arguments(**overrides):
+    return {
+        "name": "prefers-short-answers",
+        "description": "Wants answers in three lines or fewer",
+        "type": "preference",
+        "body": "Said so on 2026-11-30 after a long answer.",
+        **overrides,
+    }
+
+
+# --- listing ------------------------------------------------------------------------------
+
+
+def test_it_lists_the_tools_with_schemas_and_descriptions(master_client):
+    response = master_client.get("/api/agents/master/tools")
+    assert response.status_code == 200
+    listed = {tool["name"]: tool for tool in response.json()}
+    for name in ["memory_save", "memory_search", "memory_get"]:
+        assert listed[name]["description"]
+        assert "source" in listed[name]["parameters"]["required"]
+    for name in ["user_memory_save", "user_memory_forget"]:
+        assert name in listed
+
+
+def test_another_agents_token_may_not_list_or_call_its_tools(helper_client, master, workspace):
+    assert helper_client.get("/api/agents/master/tools").status_code == 403
+    response = call(helper_client, "master", "memory_save", text="sneaky", source="chat")
+    assert response.status_code == 403
+    assert not (workspace / "memory" / f"{today().isoformat()}.md").exists()
+
+
+def test_anonymous_callers_are_turned_away(anon_client, master):
+    assert anon_client.get("/api/agents/master/tools").status_code in (401, 403)
+    assert call(anon_client, "master", "memory_save", text="x", source="chat").status_code in (
+        401,
+        403,
+    )
+
+
+def test_an_unknown_agent_is_404_for_the_owner(owner_client):
+    assert owner_client.get("/api/agents/nobody/tools").status_code == 404
+
+
+# --- memory_save --------------------------------------------------------------------------
+
+
+def test_memory_save_appends_to_the_callers_note(helper_client, workspace):
+    response = call(helper_client, "helper", "memory_save", text="fed the cat", source="telegram")
+    assert response.status_code == 200
+    day = today().isoformat()
+    note = workspace / "agents" / "helper" / "memory" / f"{day}.md"
+    text = note.read_text()
+    line = text.splitlines()[-1]
+    assert text == f"# {day}\n\n{line}\n"
+    assert re.fullmatch(r"- \d\d:\d\d fed the cat", line)
+    assert response.json() == {"result": f"Saved to memory/{day}.md: {line}"}
+
+
+def test_the_owner_may_call_any_agents_tools(owner_client, helper_agent, workspace):
+    response = call(owner_client, "helper", "memory_save", text="from the owner", source="web")
+    assert response.status_code == 200
+    note = workspace / "agents" / "helper" / "memory" / f"{today().isoformat()}.md"
+    assert note.read_text().endswith(" from the owner\n")
+
+
+def test_bad_arguments_are_422_and_write_nothing(master_client, workspace):
+    note = workspace / "memory" / f"{today().isoformat()}.md"
+    missing_source = call(master_client, "master", "memory_save", text="x")
+    assert missing_source.status_code == 422
+    assert "Missing argument: source." in missing_source.json()["detail"]
+    unknown = call(master_client, "master", "memory_save", text="x", source="chat", tags=["a"])
+    assert unknown.status_code == 422
+    assert "Unknown argument: tags." in unknown.json()["detail"]
+    wrong_type = call(master_client, "master", "memory_save", text=["x"], source="chat")
+    assert wrong_type.status_code == 422
+    not_an_object = master_client.post("/api/agents/master/tools/memory_save", ["x"], format="json")
+    assert not_an_object.status_code == 422
+    assert not note.exists()
+
+
+def test_an_unknown_tool_is_404(master_client):
+    response = call(master_client, "master", "memory_delete", path="MEMORY.md", source="chat")
+    assert response.status_code == 404
+
+
+# --- memory_get ---------------------------------------------------------------------------
+
+
+def test_memory_get_reads_a_memory_file_and_refuses_anything_else(
+    master_client, helper_agent, workspace
+):
+    (workspace / "MEMORY.md").write_text("- master line\n")
+    (workspace / "agents" / "helper" / "MEMORY.md").write_text("- helper secret\n")
+    response = call(master_client, "master", "memory_get", path="MEMORY.md", source="chat")
+    assert response.status_code == 200
+    assert response.json() == {"result": "- master line\n"}
+
+    for path in ["agents/helper/MEMORY.md", "../MEMORY.md", "%2e%2e/x.md", "/etc/passwd"]:
+        refused = call(master_client, "master", "memory_get", path=path, source="chat")
+        assert refused.status_code == 422, path
+        assert "helper secret" not in refused.content.decode()
+
+    missing = call(master_client, "master", "memory_get", path="memory/x.md", source="chat")
+    assert missing.status_code == 404
+
+
+def test_memory_get_pages_long_files_over_rest(master_client, workspace):
+    (workspace / "memory").mkdir()
+    (workspace / "memory" / "long.md").write_text("".join(f"{n}\n" for n in range(1, 201)))
+    first = call(master_client, "master", "memory_get", path="memory/long.md", source="chat")
+    assert first.json()["result"] == "".join(f"{n}\n" for n in range(1, 121)) + (
+        "[… more: call memory_get with from_line=121]"
+    )
+    rest = call(
+        master_client, "master", "memory_get", path="memory/long.md", from_line=121, source="chat"
+    )
+    assert rest.json()["result"] == "".join(f"{n}\n" for n in range(121, 201))
+
+
+# --- user_memory_save / user_memory_forget -------------------------------------------------
+
+
+def test_user_memory_save_from_a_chat_writes_the_fact_and_the_index(helper_client, workspace):
+    response = call(helper_client, "helper", "user_memory_save", **fact_arguments(), source="chat")
+    assert response.status_code == 200
+    assert response.json() == {
+        "result": (
+            "Saved users/owner/facts/prefers-short-answers.md (preference): Wants answers in "
+            "three lines or fewer. INDEX.md is updated."
+        )
+    }
+    fact = (workspace / FACTS / "prefers-short-answers.md").read_text()
+    assert "written_by: helper\n" in fact
+    assert "source: chat\n" in fact
+    assert fact.endswith("Said so on 2026-11-30 after a long answer.\n")
+    assert (workspace / FACTS / "INDEX.md").read_text() == (
+        "- [prefers-short-answers](prefers-short-answers.md) (preference) — "
+        "Wants answers in three lines or fewer\n"
+    )
+    assert Proposal.objects.count() == 0
+
+
+def test_user_memory_save_from_a_job_only_proposes(master_client, workspace):
+    response = call(
+        master_client, "master", "user_memory_save", **fact_arguments(), source="job:nightly"
+    )
+    assert response.status_code == 202
+    proposal = Proposal.objects.get()
+    assert proposal.status == "pending"
+    assert proposal.kind == "user_fact"
+    assert proposal.source == "job:nightly"
+    assert proposal.target == f"{FACTS}/prefers-short-answers.md"
+    assert response.json()["result"] == (
+        f"Proposed for review (proposal #{proposal.pk}): save the fact "
+        "'prefers-short-answers'. Nothing is written until a person approves it."
+    )
+    assert response.json()["proposal"]["id"] == proposal.pk
+    assert not (workspace / FACTS / "prefers-short-answers.md").exists()
+    assert not (workspace / FACTS / "INDEX.md").exists()
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [{"name": "Prefers Short"}, {"name": "../../MEMORY"}, {"type": "mood"}, {"description": ""}],
+)
+def test_user_memory_save_refuses_bad_facts_from_anyone(master_client, workspace, overrides):
+    for source in ["chat", "job:nightly"]:
+        response = call(
+            master_client,
+            "master",
+            "user_memory_save",
+            **fact_arguments(**overrides),
+            source=source,
+        )
+        assert response.status_code == 422
+    assert not (workspace / FACTS).exists() or not any((workspace / FACTS).iterdir())
+    assert Proposal.objects.count() == 0
+
+
+def test_user_memory_forget_from_a_chat_deletes_and_from_a_job_proposes(master_client, workspace):
+    call(master_client, "master", "user_memory_save", **fact_arguments(), source="chat")
+    call(master_client, "master", "user_memory_save", **fact_arguments(name="tea"), source="chat")
+    fact = workspace / FACTS / "prefers-short-answers.md"
+
+    proposed = call(master_client, "master", "user_memory_forget", name="tea", source="job:nightly")
+    assert proposed.status_code == 202
+    proposal = Proposal.objects.get()
+    assert (proposal.kind, proposal.status) == ("user_fact_forget", "pending")
+    assert proposed.json()["result"] == (
+        f"Proposed for review (proposal #{proposal.pk}): forget the fact 'tea'. Nothing is "
+        "written until a person approves it."
+    )
+    assert (workspace / FACTS / "tea.md").exists()
+
+    forgotten = call(
+        master_client, "master", "user_memory_forget", name="prefers-short-answers", source="chat"
+    )
+    assert forgotten.status_code == 200
+    assert forgotten.json() == {
+        "result": "Forgot users/owner/facts/prefers-short-answers.md. INDEX.md is updated."
+    }
+    assert not fact.exists()
+    assert "prefers-short-answers" not in (workspace / FACTS / "INDEX.md").read_text()
+
+    unknown = call(master_client, "master", "user_memory_forget", name="nope", source="chat")
+    assert unknown.status_code == 404
+
+
+# --- memory_search ------------------------------------------------------------------------
+
+
+def test_memory_search_finds_notes_and_facts_of_the_caller(master_client, helper_agent, workspace):
+    (workspace / "memory").mkdir()
+    (workspace / "memory" / "2025-01-02.md").write_text("# 2025-01-02\n\n- đọc sách Dune\n")
+    (workspace / "agents" / "helper" / "memory" / "2025-01-02.md").write_text(
+        "# 2025-01-02\n\n- helper đọc sách khác\n"
+    )
+    call(
+        master_client,
+        "master",
+        "user_memory_save",
+        **fact_arguments(name="reading", description="Đang đọc sách Dune", body="Book club"),
+        source="chat",
+    )
+    response = call(master_client, "master", "memory_search", query="sach dune", source="chat")
+    assert response.status_code == 200
+    result = response.json()["result"]
+    assert "[memory/2025-01-02.md:3] - đọc sách Dune" in result
+    assert "[users/owner/facts/reading.md] Đang đọc sách Dune — Book club" in result
+    assert "helper" not in result
+
+
+def test_memory_search_says_so_when_nothing_matches(master_client, workspace):
+    response = call(master_client, "master", "memory_search", query="zebra", source="chat")
+    assert response.status_code == 200
+    assert response.json() == {"result": 'No memory matches "zebra".'}

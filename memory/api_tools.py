@@ -11,6 +11,7 @@ from __future__ import annotations
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
+from rest_framework.exceptions import ParseError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -42,7 +43,10 @@ class ToolCallView(APIView):
     def post(self, request: Request, agent_id: str, tool: str) -> Response:
         require_agent_access(request, agent_id)
         agent = get_agent_or_404(agent_id)
-        arguments = request.data
+        try:
+            arguments = request.data
+        except ParseError:
+            raise InvalidInput("The body is not valid JSON.") from None
         if hasattr(arguments, "dict"):  # a form-encoded body (QueryDict)
             arguments = arguments.dict()
         if not isinstance(arguments, dict):

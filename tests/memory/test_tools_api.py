@@ -94,6 +94,10 @@ def test_bad_arguments_are_422_and_write_nothing(master_client, workspace):
     assert wrong_type.status_code == 422
     not_an_object = master_client.post("/api/agents/master/tools/memory_save", ["x"], format="json")
     assert not_an_object.status_code == 422
+    not_json = master_client.post(
+        "/api/agents/master/tools/memory_save", "{text", content_type="application/json"
+    )
+    assert not_json.status_code == 422
     assert not note.exists()
 
 

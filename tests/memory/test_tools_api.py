@@ -257,3 +257,30 @@ def test_memory_search_says_so_when_nothing_matches(master_client, workspace):
     response = call(master_client, "master", "memory_search", query="zebra", source="chat")
     assert response.status_code == 200
     assert response.json() == {"result": 'No memory matches "zebra".'}
+
+
+def test_memory_get_reads_every_path_memory_search_shows(helper_client, workspace):
+    notes = workspace / "agents" / "helper" / "memory"
+    (notes / "wiki" / "entities").mkdir(parents=True)
+    (notes / "2025-01-02.md").write_text("# 2025-01-02\n\n- eco retreat deadline moved\n")
+    (notes / "wiki" / "entities" / "eco-retreat.md").write_text("Eco retreat: deadline 3 March\n")
+    (workspace / "agents" / "helper" / "MEMORY.md").write_text("- eco retreat is a client\n")
+    call(
+        helper_client,
+        "helper",
+        "user_memory_save",
+        **fact_arguments(name="eco", description="Eco retreat project", body="Runs the deadline"),
+        source="chat",
+    )
+    found = call(helper_client, "helper", "memory_search", query="eco", source="chat")
+    paths = re.findall(r"^\[([^\]:]+)(?::\d+)?\]", found.json()["result"], re.MULTILINE)
+    assert sorted(paths) == [
+        "MEMORY.md",
+        "memory/2025-01-02.md",
+        "memory/wiki/entities/eco-retreat.md",
+        "users/owner/facts/eco.md",
+    ]
+    for path in paths:
+        response = call(helper_client, "helper", "memory_get", path=path, source="chat")
+        assert response.status_code == 200, path
+        assert "eco" in response.json()["result"].lower()

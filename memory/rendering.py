@@ -1,0 +1,81 @@
+"""Markdown to safe HTML for the management pages (SPEC §15).
+
+Owner- and model-written text is rendered with `markdown`, then sanitised with `nh3`
+against an explicit allow-list: no `<script>`, no event-handler attributes, and links only
+to http, https, mailto or relative addresses (no `javascript:` or `data:`). The result is
+the only HTML the templates mark safe.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import markdown
+import nh3
+from django.utils.safestring import SafeString, mark_safe
+
+from memory.errors import InvalidInput
+from memory.text import slugify
+
+ALLOWED_TAGS = {
+    "a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "details", "dl", "dt", "em",
+    "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "img", "ins", "kbd", "li", "ol", "p",
+    "pre", "s", "span", "strong", "sub", "summary", "sup", "table", "tbody", "td", "th",
+    "thead", "tr", "ul",
+}  # fmt: skip
+ALLOWED_ATTRIBUTES = {
+    "a": {"href", "title", "class"},
+    "img": {"src", "alt", "title"},
+    "abbr": {"title"},
+    "td": {"align"},
+    "th": {"align"},
+    "span": {"class"},
+    "code": {"class"},
+}
+URL_SCHEMES = {"http", "https", "mailto"}
+
+# [[Page name]] or [[Page name|label]] (SPEC §10.3).
+WIKI_LINK_RE = re.compile(r"\[\[([^\[\]|\n]+)(?:\|([^\[\]\n]+))?\]\]")
+
+
+def sanitize(html: str) -> str:
+    """Clean HTML with the allow-list above (comments and script/style contents dropped)."""
+    return nh3.clean(
+        html,
+        tags=ALLOWED_TAGS,
+        attributes=ALLOWED_ATTRIBUTES,
+        url_schemes=URL_SCHEMES,
+        link_rel="noopener noreferrer",
+        strip_comments=True,
+    )
+
+
+def _escape_label(text: str) -> str:
+    return re.sub(r"([\\\[\]()*_`<>])", r"\\\1", text)
+
+
+def link_wiki_pages(text: str, url_for_slug: Callable[[str], str]) -> str:
+    """Turn `[[Page name|label]]` into a Markdown link to that page's address. A title
+    without any letter or digit stays as written (it names no page)."""
+
+    def replace(match: re.Match[str]) -> str:
+        title = match.group(1).strip()
+        label = (match.group(2) or match.group(1)).strip()
+        try:
+            slug = slugify(title)
+        except InvalidInput:
+            return match.group(0)
+        hint = title.replace('"', "")
+        return f'[{_escape_label(label)}]({url_for_slug(slug)} "{hint}")'
+
+    return WIKI_LINK_RE.sub(replace, text)
+
+
+def render_markdown(text: str, *, wiki_url: Callable[[str], str] | None = None) -> SafeString:
+    """Markdown → sanitised HTML, safe to put in a page. With `wiki_url`, `[[links]]`
+    become links to `wiki_url(slug)`."""
+    if wiki_url is not None:
+        text = link_wiki_pages(text, wiki_url)
+    html = markdown.markdown(text or "", extensions=["extra", "sane_lists"], output_format="html")
+    return mark_safe(sanitize(html))  # noqa: S308 — sanitised just above

@@ -1,0 +1,237 @@
+"""The Memory tab: USER.md, facts, MEMORY.md, notes, search (SPEC §15)."""
+
+import re
+
+from django.contrib.auth import get_user_model
+from django.test import Client
+
+from memory import facts, notes, workspace
+
+
+def text_of(response) -> str:
+    return response.content.decode()
+
+
+def test_it_sends_anonymous_visitors_to_sign_in(workspace, db):
+    response = Client().get("/manage/memory/")
+    assert response.status_code == 302
+    assert response["Location"].startswith("/manage/memory/login/?next=/manage/memory/")
+
+
+def test_it_sends_a_non_staff_user_to_sign_in(workspace, db):
+    bob = get_user_model().objects.create_user("bob", password="pw-bob-123456")
+    client = Client()
+    client.force_login(bob)
+    assert client.get("/manage/memory/").status_code == 302
+
+
+def test_it_signs_in_with_the_login_page(alice, master):
+    client = Client()
+    page = client.get("/manage/memory/login/")
+    assert page.status_code == 200
+    assert 'name="csrfmiddlewaretoken"' in text_of(page)
+    response = client.post(
+        "/manage/memory/login/",
+        {"username": "alice", "password": "pw-alice-123", "next": "/manage/memory/"},
+    )
+    assert response.status_code == 302
+    assert response["Location"] == "/manage/memory/"
+    assert client.get("/manage/memory/").status_code == 200
+
+
+def test_it_shows_user_md_with_its_count_and_saves_it(pages, master, workspace):
+    facts.write_user("Tôi là Lan.\n")
+    response = pages.get("/manage/memory/")
+    html = text_of(response)
+    assert "Tôi là Lan." in html
+    assert '<span class="count">12</span> / 4000' in html
+    assert "Content-Security-Policy" in response.headers
+
+    base = workspace.joinpath("users/owner/USER.md").read_text()
+    from memory.workspace import hash_text
+
+    response = pages.post(
+        "/manage/memory/user/",
+        {"body": "Tôi là Lan.\r\nThích trả lời ngắn.\r\n", "base_hash": hash_text(base)},
+    )
+    assert response.status_code == 302
+    assert (workspace / "users/owner/USER.md").read_text() == "Tôi là Lan.\nThích trả lời ngắn.\n"
+
+
+def test_it_warns_past_the_user_cap_and_still_stores_it_whole(pages, master, workspace):
+    long = "x" * 4001
+    pages.post("/manage/memory/user/", {"body": long, "base_hash": ""})
+    assert (workspace / "users/owner/USER.md").read_text() == long
+    html = text_of(pages.get("/manage/memory/"))
+    assert '<p class="counter over"' in html
+    assert '<span class="count">4001</span> / 4000' in html
+
+
+def test_it_refuses_a_user_md_edit_made_on_a_stale_copy(pages, master, workspace):
+    facts.write_user("v1\n")
+    stale = workspace_hash("users/owner/USER.md")
+    facts.write_user("v2 from another tab\n")
+    response = pages.post("/manage/memory/user/", {"body": "my edit\n", "base_hash": stale})
+    assert response.status_code == 409
+    html = text_of(response)
+    assert "Conflict: users/owner/USER.md changed since you opened it." in html
+    assert "my edit" in html  # the owner's text is not lost
+    assert (workspace / "users/owner/USER.md").read_text() == "v2 from another tab\n"
+
+
+def workspace_hash(rel: str) -> str:
+    return workspace.file_hash(rel)
+
+
+def test_it_adds_edits_and_forgets_a_fact(pages, master, workspace):
+    response = pages.post(
+        "/manage/memory/facts/new/",
+        {
+            "name": "coffee",
+            "type": "preference",
+            "description": "Uống cà phê đen",
+            "body": "Không đường.",
+        },
+    )
+    assert response.status_code == 302
+    text = (workspace / "users/owner/facts/coffee.md").read_text()
+    assert "description: Uống cà phê đen" in text
+    assert "written_by: owner" in text and "source: web" in text
+    assert "coffee" in (workspace / "users/owner/facts/INDEX.md").read_text()
+
+    html = text_of(pages.get("/manage/memory/"))
+    assert "Uống cà phê đen" in html
+
+    response = pages.post(
+        "/manage/memory/facts/coffee/",
+        {"type": "preference", "description": "Cà phê sữa đá", "body": "Ít đá."},
+    )
+    assert response.status_code == 302
+    assert facts.get_fact("coffee").description == "Cà phê sữa đá"
+    assert "Ít đá." in text_of(pages.get("/manage/memory/facts/coffee/"))
+
+    response = pages.post("/manage/memory/facts/coffee/forget/")
+    assert response.status_code == 302
+    assert not (workspace / "users/owner/facts/coffee.md").exists()
+    assert "Fact coffee forgotten." in text_of(pages.get("/manage/memory/"))
+
+
+def test_it_shows_a_bad_fact_name_as_a_message_and_writes_nothing(pages, master, workspace):
+    response = pages.post(
+        "/manage/memory/facts/new/",
+        {"name": "Bad Name", "type": "preference", "description": "d", "body": ""},
+        follow=True,
+    )
+    assert response.status_code == 200
+    assert "Not saved: Invalid fact name &#x27;Bad Name&#x27;" in text_of(response)
+    assert not (workspace / "users/owner/facts/Bad Name.md").exists()
+
+
+def test_it_labels_stale_facts_and_filters_them(pages, master, workspace):
+    facts.save_fact(
+        "old-goal",
+        description="Chạy marathon",
+        type="project",
+        body="",
+        written_by="owner",
+        source="web",
+    )
+    path = workspace / "users/owner/facts/old-goal.md"
+    path.write_text(re.sub(r"updated: .*", "updated: '2020-01-01'", path.read_text()))
+    facts.save_fact(
+        "tea", description="Trà xanh", type="preference", body="", written_by="owner", source="web"
+    )
+    html = text_of(pages.get("/manage/memory/"))
+    assert '<span class="label stale-label">stale</span>' in html
+    filtered = text_of(pages.get("/manage/memory/?fq=tra&type="))
+    assert "Trà xanh" in filtered and "Chạy marathon" not in filtered
+    by_type = text_of(pages.get("/manage/memory/?fq=&type=project"))
+    assert "Chạy marathon" in by_type and "Trà xanh" not in by_type
+
+
+def test_it_edits_memory_md_with_its_count(pages, master, workspace):
+    notes.write_memory(master, "- Lan thích sách (2026-11-01)\n")
+    response = pages.get("/manage/memory/agents/master/memory/")
+    html = text_of(response)
+    assert "- Lan thích sách (2026-11-01)" in html
+    assert "/ 24000" in html
+    base = workspace_hash("MEMORY.md")
+    response = pages.post(
+        "/manage/memory/agents/master/memory/", {"body": "- new truth\n", "base_hash": base}
+    )
+    assert response.status_code == 302
+    assert (workspace / "MEMORY.md").read_text() == "- new truth\n"
+
+
+def test_it_refuses_a_memory_md_edit_when_an_agent_wrote_meanwhile(pages, master, workspace):
+    notes.write_memory(master, "- a\n")
+    base = workspace_hash("MEMORY.md")
+    notes.append_memory_lines(master, ["b from the agent"])
+    response = pages.post(
+        "/manage/memory/agents/master/memory/", {"body": "- mine\n", "base_hash": base}
+    )
+    assert response.status_code == 409
+    assert "Conflict: MEMORY.md changed since you opened it." in text_of(response)
+    assert (workspace / "MEMORY.md").read_text() == "- a\nb from the agent\n"
+
+
+def test_it_lists_notes_newest_first_and_edits_one(pages, helper_agent, workspace):
+    notes.write_note(helper_agent, "2026-11-28", "# 2026-11-28\n\n- cũ\n")
+    notes.write_note(helper_agent, "2026-11-30", "# 2026-11-30\n\n- mới\n")
+    html = text_of(pages.get("/manage/memory/agents/helper/memory/"))
+    assert html.index("2026-11-30.md") < html.index("2026-11-28.md")
+
+    note = pages.get("/manage/memory/agents/helper/notes/2026-11-30/")
+    assert "<li>mới</li>" in text_of(note)
+    response = pages.post(
+        "/manage/memory/agents/helper/notes/2026-11-30/",
+        {
+            "body": "# 2026-11-30\n\n- sửa\n",
+            "base_hash": workspace_hash("agents/helper/memory/2026-11-30.md"),
+        },
+    )
+    assert response.status_code == 302
+    assert (
+        workspace / "agents/helper/memory/2026-11-30.md"
+    ).read_text() == "# 2026-11-30\n\n- sửa\n"
+
+
+def test_it_answers_404_for_a_bad_note_name_or_agent(pages, master):
+    assert pages.get("/manage/memory/agents/master/notes/..%2Fsecret/").status_code == 404
+    assert pages.get("/manage/memory/agents/master/notes/2026-02-30/").status_code == 404
+    assert pages.get("/manage/memory/agents/nobody/memory/").status_code == 404
+
+
+def test_it_searches_every_scope_and_shows_scope_path_line_text(
+    pages, master, helper_agent, workspace
+):
+    notes.write_note(master, "2026-11-29", "# 2026-11-29\n\n- Sách đang đọc: Dế Mèn\n")
+    notes.write_note(helper_agent, "2026-11-29", "# 2026-11-29\n\n- sách cần mua\n")
+    html = text_of(pages.get("/manage/memory/search/?q=sach&agent="))
+    assert "Sách đang đọc: Dế Mèn" in html
+    assert "sách cần mua" in html
+    assert "memory/2026-11-29.md" in html
+    assert "agent:master" in html and "agent:helper" in html
+    only = text_of(pages.get("/manage/memory/search/?q=sach&agent=helper"))
+    assert "sách cần mua" in only and "Dế Mèn" not in only
+
+
+def test_it_keeps_the_agent_just_viewed_across_tabs(pages, master, helper_agent):
+    pages.get("/manage/memory/agents/helper/memory/")
+    response = pages.get("/manage/memory/scripts/")
+    assert response["Location"] == "/manage/memory/scripts/helper"
+    response = pages.get("/manage/memory/agent/")
+    assert response["Location"] == "/manage/memory/agents/helper/"
+    html = text_of(pages.get("/manage/memory/activity/"))
+    assert 'href="/manage/memory/wiki/helper/"' in html
+    assert 'href="/manage/memory/scripts/helper"' in html
+
+
+def test_every_form_carries_a_csrf_token(pages, master):
+    from django.test import Client as C
+
+    strict = C(enforce_csrf_checks=True)
+    strict.force_login(get_user_model().objects.get(username="alice"))
+    assert strict.post("/manage/memory/user/", {"body": "x"}).status_code == 403
+    html = text_of(pages.get("/manage/memory/"))
+    assert html.count("<form") == html.count("csrfmiddlewaretoken") + html.count('method="get"')

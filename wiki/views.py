@@ -1,0 +1,273 @@
+"""The Wiki tab of the management pages (SPEC §10, §15): the vault grouped by folder,
+search, one page rendered with its sources and questions, edit, delete, the lint report
+and "compile now". Every button calls wiki.pages / wiki.lint / wiki.compile — the same
+functions as the API and the tools."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
+
+from memory.errors import DomainError
+from memory.forms import WikiPageForm
+from memory.rendering import render_markdown
+from memory.text import MACHINE_BLOCK_END, MACHINE_BLOCK_START, slugify
+from memory.views import agent_or_404, current_agent, owner_required, page, report_error
+
+FOLDERS = ("entities", "concepts", "syntheses")
+FOLDER_OF_KIND = {"entity": "entities", "concept": "concepts", "synthesis": "syntheses"}
+
+
+def _get(item, name: str, default=None):
+    """A field of a page entry, whether wiki.pages hands out dicts or objects."""
+    if isinstance(item, dict):
+        return item.get(name, default)
+    return getattr(item, name, default)
+
+
+def _folder(item) -> str:
+    path = _get(item, "path") or ""
+    for folder in FOLDERS:
+        if f"/{folder}/" in f"/{path}":
+            return folder
+    return _get(item, "folder") or FOLDER_OF_KIND.get(_get(item, "kind") or "", "other")
+
+
+def _entry(item) -> dict:
+    return {
+        "slug": _get(item, "slug"),
+        "title": _get(item, "title") or _get(item, "slug"),
+        "kind": _get(item, "kind") or "",
+        "status": _get(item, "status") or "",
+        "updated": _get(item, "updated") or "",
+        "sources": list(_get(item, "sources") or []),
+        "questions": list(_get(item, "questions") or []),
+        "folder": _folder(item),
+        "text": _get(item, "text") or _get(item, "snippet") or "",
+    }
+
+
+def page_url(agent_id: str):
+    def url(slug: str) -> str:
+        return reverse("memory-pages:wiki-page", args=[agent_id, slug])
+
+    return url
+
+
+def split_machine_block(body: str) -> tuple[str, str]:
+    """(author-owned text, the generated wiki:related block or "")."""
+    start = body.find(MACHINE_BLOCK_START)
+    if start < 0:
+        return body, ""
+    end = body.find(MACHINE_BLOCK_END, start)
+    end = len(body) if end < 0 else end + len(MACHINE_BLOCK_END)
+    return (body[:start] + body[end:]).strip("\n") + "\n", body[start:end]
+
+
+@owner_required
+def vault_current(request: HttpRequest) -> HttpResponse:
+    return redirect("memory-pages:vault", agent_id=current_agent(request).pk)
+
+
+@owner_required
+def vault(request: HttpRequest, agent_id: str) -> HttpResponse:
+    from wiki import lint, pages
+
+    agent = agent_or_404(request, agent_id)
+    query = (request.GET.get("q") or "").strip()
+    entries = [_entry(item) for item in pages.list_pages(agent)]
+    groups = {folder: [] for folder in FOLDERS}
+    for entry in entries:
+        groups.setdefault(entry["folder"], []).append(entry)
+    for items in groups.values():
+        items.sort(key=lambda entry: (str(entry["title"]).casefold(), entry["slug"]))
+    results = [_entry(item) for item in pages.list_pages(agent, q=query)] if query else None
+    try:
+        report = lint.report(agent)
+    except DomainError as exc:
+        report_error(request, exc)
+        report = None
+    return page(
+        request,
+        "wiki/vault.html",
+        {
+            "groups": [(folder, items) for folder, items in groups.items()],
+            "total": len(entries),
+            "query": query,
+            "results": results,
+            "report": _report(report),
+        },
+        tab="wiki",
+        agent=agent,
+        switch="vault",
+    )
+
+
+def _report(report) -> dict | None:
+    """The lint report as {kind: [issues]} + open questions, whatever shape lint returns."""
+    if report is None:
+        return None
+    issues = _get(report, "issues") or []
+    by_kind: dict[str, list] = {}
+    for issue in issues:
+        by_kind.setdefault(_get(issue, "kind") or "issue", []).append(
+            {
+                "slug": _get(issue, "slug") or _get(issue, "page") or "",
+                "detail": _get(issue, "detail")
+                or _get(issue, "message")
+                or _get(issue, "target")
+                or "",
+            }
+        )
+    questions = [
+        {
+            "slug": _get(q, "slug") or _get(q, "page") or "",
+            "question": _get(q, "question") or _get(q, "text") or q,
+        }
+        for q in (_get(report, "questions") or _get(report, "open_questions") or [])
+    ]
+    return {"by_kind": sorted(by_kind.items()), "count": len(issues), "questions": questions}
+
+
+def _page_or_404(agent, slug: str):
+    from wiki import pages
+
+    try:
+        item = pages.get_page(agent, slug)
+    except DomainError as exc:
+        raise Http404(exc.message) from None
+    if item is None:
+        raise Http404(_("No such page."))
+    return item
+
+
+@owner_required
+def page_detail(request: HttpRequest, agent_id: str, slug: str) -> HttpResponse:
+    agent = agent_or_404(request, agent_id)
+    item = _page_or_404(agent, slug)
+    body = _get(item, "body") or ""
+    entry = _entry(item)
+    return page(
+        request,
+        "wiki/page.html",
+        {
+            "page": entry,
+            "body_html": render_markdown(body, wiki_url=page_url(agent.pk)),
+            "links_out": list(_get(item, "links_out") or []),
+            "links_in": list(_get(item, "links_in") or []),
+        },
+        tab="wiki",
+        agent=agent,
+    )
+
+
+@owner_required
+def page_edit(request: HttpRequest, agent_id: str, slug: str | None = None) -> HttpResponse:
+    """Edit a page (slug given) or write a new one. Sources are shown and required, so an
+    edit can never silently drop them."""
+    from wiki import pages
+
+    agent = agent_or_404(request, agent_id)
+    item = _page_or_404(agent, slug) if slug else None
+    if request.method == "POST":
+        form = WikiPageForm(request.POST)
+        if form.is_valid() and _keeps_slug(request, form, slug):
+            data = form.cleaned_data
+            try:
+                saved = pages.save_page(
+                    agent,
+                    title=data["title"],
+                    kind=data["kind"],
+                    sources=data["sources"],
+                    body=data["body"],
+                    questions=data["questions"],
+                    status=data["status"],
+                )
+            except DomainError as exc:
+                report_error(request, exc)
+            else:
+                new_slug = _get(saved, "slug") or slug
+                messages.success(request, _("Page saved."))
+                return redirect("memory-pages:wiki-page", agent_id=agent.pk, slug=new_slug)
+    elif item is not None:
+        author_body, _block = split_machine_block(_get(item, "body") or "")
+        form = WikiPageForm(
+            initial={
+                "title": _get(item, "title"),
+                "kind": _get(item, "kind"),
+                "status": _get(item, "status") or "ok",
+                "sources": "\n".join(_get(item, "sources") or []),
+                "questions": "\n".join(_get(item, "questions") or []),
+                "body": author_body,
+            }
+        )
+    else:
+        form = WikiPageForm(initial={"status": "ok", "kind": "entity"})
+    return page(
+        request,
+        "wiki/edit.html",
+        {"form": form, "slug": slug, "page": _entry(item) if item is not None else None},
+        tab="wiki",
+        agent=agent,
+    )
+
+
+def _keeps_slug(request: HttpRequest, form: WikiPageForm, slug: str | None) -> bool:
+    """A page's slug is its identity (SPEC §10.2): an edit whose new title folds to another
+    slug would write a second page and leave every link pointing at the old one."""
+    if slug is None:
+        return True
+    try:
+        new_slug = slugify(form.cleaned_data["title"])
+    except DomainError as exc:
+        report_error(request, exc)
+        return False
+    if new_slug != slug:
+        messages.error(
+            request,
+            _(
+                "Not saved: the title “%(title)s” would move the page to %(new)s. Keep a title "
+                "that folds to %(slug)s, or write a new page."
+            )
+            % {"title": form.cleaned_data["title"], "new": new_slug, "slug": slug},
+        )
+        return False
+    return True
+
+
+@owner_required
+@require_POST
+def page_delete(request: HttpRequest, agent_id: str, slug: str) -> HttpResponse:
+    from wiki import pages
+
+    agent = agent_or_404(request, agent_id)
+    try:
+        pages.delete_page(agent, slug)
+    except DomainError as exc:
+        report_error(request, exc)
+        return redirect("memory-pages:wiki-page", agent_id=agent.pk, slug=slug)
+    messages.success(request, _("Page %(slug)s deleted.") % {"slug": slug})
+    return redirect("memory-pages:vault", agent_id=agent.pk)
+
+
+@owner_required
+@require_POST
+def compile_now(request: HttpRequest, agent_id: str) -> HttpResponse:
+    from wiki.compile import start_compile
+
+    agent = agent_or_404(request, agent_id)
+    try:
+        run = start_compile(agent, trigger="page")
+    except DomainError as exc:
+        report_error(request, exc)
+    else:
+        messages.success(
+            request,
+            _("Compile started (run %(id)s, %(status)s). See Activity.")
+            % {"id": run.pk, "status": run.status},
+        )
+    return redirect("memory-pages:vault", agent_id=agent.pk)

@@ -1,0 +1,61 @@
+"""Admin for the rows that are not memory itself: agents, runs (read-only activity), the
+script store and API tokens. Memory content is edited through the files (REST, pages)."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.http import HttpRequest
+
+from memory.models import Agent, ApiToken, Run, ScriptEntry
+
+
+@admin.register(Agent)
+class AgentAdmin(admin.ModelAdmin):
+    list_display = ["id", "name", "is_default", "autonomous", "memory_consolidate", "created_at"]
+    list_filter = ["is_default", "autonomous"]
+    search_fields = ["id", "name"]
+    readonly_fields = ["created_at"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Agent | None = None):
+        # The id names the agent's directory on disk: fixed once created.
+        return [*self.readonly_fields, "id"] if obj is not None else self.readonly_fields
+
+
+@admin.register(Run)
+class RunAdmin(admin.ModelAdmin):
+    """Activity: what consolidation, fact review and compile did. Read-only."""
+
+    list_display = ["id", "agent", "kind", "status", "started_at", "finished_at", "cost"]
+    list_filter = ["kind", "status", "agent"]
+    search_fields = ["summary", "agent__id"]
+    date_hierarchy = "started_at"
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Run | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Run | None = None) -> bool:
+        return False
+
+
+@admin.register(ScriptEntry)
+class ScriptEntryAdmin(admin.ModelAdmin):
+    list_display = ["agent", "scope", "scope_id", "key", "updated_at"]
+    list_filter = ["scope", "agent"]
+    search_fields = ["scope_id", "key"]
+    readonly_fields = ["updated_at"]
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    """Tokens are made with `manage.py memory_token`; the admin may revoke (delete) them.
+    Only the key's hash is stored, and it is never editable."""
+
+    list_display = ["id", "__str__", "user", "agent", "created_at", "last_used_at"]
+    list_filter = ["agent"]
+    readonly_fields = ["key_hash", "user", "agent", "created_at", "last_used_at"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False

@@ -1,0 +1,190 @@
+"""Exactly once under real concurrency (SPEC §7): many HTTP requests at once against a
+live server, and several OS processes deciding the same proposal. Runs on SQLite and, with
+DATABASE_URL, on PostgreSQL."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import httpx
+import pytest
+from django.contrib.auth import get_user_model
+from django.db import connection
+
+from memory import facts
+from memory import workspace as ws
+from memory.models import ApiToken
+from memory.writes import save_fact_or_propose
+from proposals import actions
+from proposals.models import Proposal
+from tests.proposals import counting_kind
+
+FACT = "users/owner/facts/coffee.md"
+HTTP_REQUESTS = 16
+PROCESSES = 4
+THREADS_PER_PROCESS = 4
+
+
+@pytest.fixture
+def owner_key(transactional_db, workspace):
+    user = get_user_model().objects.create_superuser("alice", "a@example.com", "pw-alice-123")
+    _, key = ApiToken.issue(user=user)
+    return key
+
+
+def _post_all_at_once(url: str, key: str, bodies: list[dict]) -> list[httpx.Response]:
+    barrier = threading.Barrier(len(bodies))
+    responses: list[httpx.Response | BaseException] = [None] * len(bodies)  # type: ignore[list-item]
+
+    def post(index: int) -> None:
+        with httpx.Client(timeout=60) as client:
+            barrier.wait()
+            try:
+                responses[index] = client.post(
+                    url, json=bodies[index], headers={"Authorization": f"Token {key}"}
+                )
+            except BaseException as exc:  # surfaced below
+                responses[index] = exc
+
+    threads = [threading.Thread(target=post, args=(i,)) for i in range(len(bodies))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for response in responses:
+        if isinstance(response, BaseException):
+            raise response
+    return responses  # type: ignore[return-value]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_applies_once_under_many_concurrent_http_approvals(live_server, owner_key):
+    _, proposal = save_fact_or_propose(
+        "coffee",
+        description="Likes black coffee",
+        type="preference",
+        body="No sugar.",
+        source="job:nightly",
+        written_by="master",
+    )
+    url = f"{live_server.url}/api/memory/proposals/{proposal.pk}"
+
+    responses = _post_all_at_once(url, owner_key, [{"approve": True}] * HTTP_REQUESTS)
+
+    codes = sorted(response.status_code for response in responses)
+    assert codes == [200] + [409] * (HTTP_REQUESTS - 1), [r.text for r in responses]
+    proposal.refresh_from_db()
+    assert proposal.status == "approved"
+    assert ws.read(FACT) == proposal.payload["writes"][FACT]
+    assert ws.read(facts.INDEX_PATH) == (
+        "- [coffee](coffee.md) (preference) — Likes black coffee\n"
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_decides_once_when_approvals_and_rejections_race(live_server, owner_key):
+    _, proposal = save_fact_or_propose(
+        "coffee",
+        description="Likes black coffee",
+        type="preference",
+        body="No sugar.",
+        source="job:nightly",
+        written_by="master",
+    )
+    url = f"{live_server.url}/api/memory/proposals/{proposal.pk}"
+    bodies = [{"approve": index % 2 == 0} for index in range(HTTP_REQUESTS)]
+
+    responses = _post_all_at_once(url, owner_key, bodies)
+
+    winners = [r for r in responses if r.status_code == 200]
+    assert len(winners) == 1
+    assert all(r.status_code == 409 for r in responses if r is not winners[0])
+    proposal.refresh_from_db()
+    assert proposal.status == winners[0].json()["status"]
+    expected = proposal.payload["writes"][FACT] if proposal.status == "approved" else None
+    assert ws.read(FACT) == expected
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_applies_once_when_several_processes_decide(workspace, tmp_path):
+    counting_kind.register()
+    proposal = actions.propose(
+        "test_counted",
+        agent=None,
+        target="counted.md",
+        payload={"path": "counted.md", "text": "applied once\n"},
+        source="job:test",
+    )
+    go = tmp_path / "go"
+    worker = Path(__file__).with_name("decide_worker.py")
+    db_name = connection.settings_dict["NAME"]
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                str(worker),
+                db_name,
+                str(proposal.pk),
+                f"p{n}",
+                str(THREADS_PER_PROCESS),
+                str(go),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for n in range(PROCESSES)
+    ]
+    try:
+        for proc in procs:
+            assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
+        go.write_text("go")
+        outputs = [proc.communicate(timeout=120) for proc in procs]
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+
+    lines = [line for out, _ in outputs for line in out.splitlines()]
+    assert all(proc.returncode == 0 for proc in procs), [err for _, err in outputs]
+    assert len(lines) == PROCESSES * THREADS_PER_PROCESS
+    assert not [line for line in lines if line.startswith("error")], lines
+    winners = [line.split()[1] for line in lines if line.startswith("ok")]
+    assert len(winners) == 1, lines
+    proposal.refresh_from_db()
+    assert proposal.status == "approved"
+    assert proposal.decided_by == winners[0]
+    assert ws.read("counted.md") == "applied once\n"
+    assert ws.read(counting_kind.LOG) == f"{proposal.pk} {winners[0]}\n"
+
+
+def test_it_keeps_the_row_pending_when_the_write_fails(db, workspace):
+    # The second path sits below a regular file, so writing it fails after the first path
+    # was written: the row must stay pending and the first file must be put back.
+    counting_kind.register()
+    ws.write("blocker.md", "I am a file\n")
+    ws.write("a.md", "A old\n")
+    proposal = actions.propose(
+        "test_counted",
+        agent=None,
+        target="a.md",
+        payload={"path": "a.md", "text": "A new\n"},
+        source="job:test",
+    )
+    # Point the stored write at a path that cannot be written, as a failing disk would.
+    Proposal.objects.filter(pk=proposal.pk).update(
+        payload={**proposal.payload, "writes": {"a.md": "A new\n", "blocker.md/x.md": "X"}},
+        base_hashes={"a.md": proposal.base_hash, "blocker.md/x.md": ws.ABSENT},
+    )
+    proposal.refresh_from_db()
+
+    with pytest.raises(OSError):
+        actions.approve(proposal, by="alice")
+
+    proposal.refresh_from_db()
+    assert proposal.status == "pending"
+    assert ws.read("a.md") == "A old\n"
+    assert ws.read(counting_kind.LOG) is None

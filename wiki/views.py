@@ -15,8 +15,10 @@ from django.views.decorators.http import require_POST
 from memory.errors import DomainError
 from memory.forms import WikiPageForm
 from memory.rendering import render_markdown
-from memory.text import MACHINE_BLOCK_END, MACHINE_BLOCK_START, slugify
+from memory.text import MACHINE_BLOCK_END, MACHINE_BLOCK_START
 from memory.views import agent_or_404, current_agent, owner_required, page, report_error
+from wiki import compile as wiki_compile
+from wiki import pages
 
 FOLDERS = ("entities", "concepts", "syntheses")
 FOLDER_OF_KIND = {"entity": "entities", "concept": "concepts", "synthesis": "syntheses"}
@@ -75,8 +77,6 @@ def vault_current(request: HttpRequest) -> HttpResponse:
 
 @owner_required
 def vault(request: HttpRequest, agent_id: str) -> HttpResponse:
-    from wiki import lint, pages
-
     agent = agent_or_404(request, agent_id)
     query = (request.GET.get("q") or "").strip()
     entries = [_entry(item) for item in pages.list_pages(agent)]
@@ -85,9 +85,14 @@ def vault(request: HttpRequest, agent_id: str) -> HttpResponse:
         groups.setdefault(entry["folder"], []).append(entry)
     for items in groups.values():
         items.sort(key=lambda entry: (str(entry["title"]).casefold(), entry["slug"]))
-    results = [_entry(item) for item in pages.list_pages(agent, q=query)] if query else None
+    results = None
+    if query:
+        try:
+            results = [_entry(hit) for hit in pages.search_pages(agent, query, limit=50)]
+        except DomainError as exc:
+            report_error(request, exc)
     try:
-        report = lint.report(agent)
+        report = pages.report(agent)
     except DomainError as exc:
         report_error(request, exc)
         report = None
@@ -107,35 +112,21 @@ def vault(request: HttpRequest, agent_id: str) -> HttpResponse:
     )
 
 
-def _report(report) -> dict | None:
-    """The lint report as {kind: [issues]} + open questions, whatever shape lint returns."""
+def _report(report: dict | None) -> dict | None:
+    """The lint report (wiki.pages.report) grouped by issue kind for the page."""
     if report is None:
         return None
-    issues = _get(report, "issues") or []
-    by_kind: dict[str, list] = {}
-    for issue in issues:
-        by_kind.setdefault(_get(issue, "kind") or "issue", []).append(
-            {
-                "slug": _get(issue, "slug") or _get(issue, "page") or "",
-                "detail": _get(issue, "detail")
-                or _get(issue, "message")
-                or _get(issue, "target")
-                or "",
-            }
-        )
-    questions = [
-        {
-            "slug": _get(q, "slug") or _get(q, "page") or "",
-            "question": _get(q, "question") or _get(q, "text") or q,
-        }
-        for q in (_get(report, "questions") or _get(report, "open_questions") or [])
-    ]
-    return {"by_kind": sorted(by_kind.items()), "count": len(issues), "questions": questions}
+    by_kind: dict[str, list[dict]] = {}
+    for issue in report.get("issues") or []:
+        by_kind.setdefault(issue.get("kind") or "issue", []).append(issue)
+    return {
+        "by_kind": sorted(by_kind.items()),
+        "count": sum(len(items) for items in by_kind.values()),
+        "questions": report.get("open_questions") or [],
+    }
 
 
 def _page_or_404(agent, slug: str):
-    from wiki import pages
-
     try:
         item = pages.get_page(agent, slug)
     except DomainError as exc:
@@ -169,13 +160,11 @@ def page_detail(request: HttpRequest, agent_id: str, slug: str) -> HttpResponse:
 def page_edit(request: HttpRequest, agent_id: str, slug: str | None = None) -> HttpResponse:
     """Edit a page (slug given) or write a new one. Sources are shown and required, so an
     edit can never silently drop them."""
-    from wiki import pages
-
     agent = agent_or_404(request, agent_id)
     item = _page_or_404(agent, slug) if slug else None
     if request.method == "POST":
         form = WikiPageForm(request.POST)
-        if form.is_valid() and _keeps_slug(request, form, slug):
+        if form.is_valid():
             data = form.cleaned_data
             try:
                 saved = pages.save_page(
@@ -186,6 +175,7 @@ def page_edit(request: HttpRequest, agent_id: str, slug: str | None = None) -> H
                     body=data["body"],
                     questions=data["questions"],
                     status=data["status"],
+                    slug=slug,
                 )
             except DomainError as exc:
                 report_error(request, exc)
@@ -216,34 +206,9 @@ def page_edit(request: HttpRequest, agent_id: str, slug: str | None = None) -> H
     )
 
 
-def _keeps_slug(request: HttpRequest, form: WikiPageForm, slug: str | None) -> bool:
-    """A page's slug is its identity (SPEC §10.2): an edit whose new title folds to another
-    slug would write a second page and leave every link pointing at the old one."""
-    if slug is None:
-        return True
-    try:
-        new_slug = slugify(form.cleaned_data["title"])
-    except DomainError as exc:
-        report_error(request, exc)
-        return False
-    if new_slug != slug:
-        messages.error(
-            request,
-            _(
-                "Not saved: the title “%(title)s” would move the page to %(new)s. Keep a title "
-                "that folds to %(slug)s, or write a new page."
-            )
-            % {"title": form.cleaned_data["title"], "new": new_slug, "slug": slug},
-        )
-        return False
-    return True
-
-
 @owner_required
 @require_POST
 def page_delete(request: HttpRequest, agent_id: str, slug: str) -> HttpResponse:
-    from wiki import pages
-
     agent = agent_or_404(request, agent_id)
     try:
         pages.delete_page(agent, slug)
@@ -257,11 +222,9 @@ def page_delete(request: HttpRequest, agent_id: str, slug: str) -> HttpResponse:
 @owner_required
 @require_POST
 def compile_now(request: HttpRequest, agent_id: str) -> HttpResponse:
-    from wiki.compile import start_compile
-
     agent = agent_or_404(request, agent_id)
     try:
-        run = start_compile(agent, trigger="page")
+        run = wiki_compile.start_compile(agent, trigger="page")
     except DomainError as exc:
         report_error(request, exc)
     else:

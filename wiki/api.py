@@ -1,0 +1,88 @@
+"""REST views of the wiki (SPEC §14, §14.1). Thin: check who may, validate the JSON's
+shape, call one operation in wiki.pages / wiki.compile, shape the answer.
+
+    GET     agents/{id}/memory/wiki?q=          table of contents (no bodies), ranked with q
+    GET/PUT/DELETE agents/{id}/memory/wiki/pages/{slug}   one page; PUT changes only what is sent
+    GET     agents/{id}/memory/wiki/report      lint issues, open questions; regenerates reports
+    POST    agents/{id}/memory/wiki/compile     start a compile: 202; 409 while one runs
+
+The owner may reach every agent; an agent token only its own (403 otherwise).
+"""
+
+from __future__ import annotations
+
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memory.agents import get_agent_or_404
+from memory.auth import require_agent_access
+from memory.errors import InvalidInput
+from memory.models import Agent
+from wiki import compile as wiki_compile
+from wiki import pages
+from wiki.vault import KINDS
+
+
+def _agent(request: Request, agent_id: str) -> Agent:
+    # Access first: another agent's token learns nothing, not even whether an id exists.
+    require_agent_access(request, agent_id)
+    return get_agent_or_404(agent_id)
+
+
+class PageInputSerializer(serializers.Serializer):
+    """PUT body: every field optional; the ones sent change, the others keep their
+    value. Unknown fields (slug, updated, links…) are ignored: the code owns them."""
+
+    title = serializers.CharField(required=False, trim_whitespace=False, max_length=300)
+    kind = serializers.ChoiceField(choices=KINDS, required=False)
+    sources = serializers.ListField(child=serializers.CharField(), required=False)
+    questions = serializers.ListField(child=serializers.CharField(allow_blank=True), required=False)
+    status = serializers.CharField(required=False, max_length=40)
+    body = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
+
+
+class WikiTocView(APIView):
+    def get(self, request: Request, agent_id: str) -> Response:
+        agent = _agent(request, agent_id)
+        q = request.query_params.get("q") or None
+        return Response([page.toc() for page in pages.list_pages(agent, q)])
+
+
+class WikiPageView(APIView):
+    def get(self, request: Request, agent_id: str, slug: str) -> Response:
+        agent = _agent(request, agent_id)
+        return Response(pages.get_page(agent, slug).as_dict())
+
+    def put(self, request: Request, agent_id: str, slug: str) -> Response:
+        agent = _agent(request, agent_id)
+        if not isinstance(request.data, dict):
+            raise InvalidInput("The body must be a JSON object.")
+        serializer = PageInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        page = pages.save_page(agent, slug=slug, partial=True, **serializer.validated_data)
+        return Response(
+            page.as_dict(), status=status.HTTP_201_CREATED if page.created else status.HTTP_200_OK
+        )
+
+    def delete(self, request: Request, agent_id: str, slug: str) -> Response:
+        agent = _agent(request, agent_id)
+        pages.delete_page(agent, slug)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class WikiReportView(APIView):
+    def get(self, request: Request, agent_id: str) -> Response:
+        agent = _agent(request, agent_id)
+        return Response(pages.report(agent))
+
+
+class WikiCompileView(APIView):
+    def post(self, request: Request, agent_id: str) -> Response:
+        agent = _agent(request, agent_id)
+        run = wiki_compile.start_compile(agent, trigger="api")
+        return Response(
+            {"run": {"id": run.pk, "status": run.status, "kind": run.kind, "agent": agent.id}},
+            status=status.HTTP_202_ACCEPTED,
+        )

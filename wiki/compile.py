@@ -1,0 +1,412 @@
+"""Wiki compile (SPEC §10.5): the model turns the recent notes into a batch of pages,
+proposed as one `wiki_compile` proposal.
+
+Flow of one run (`run_compile`, called by the API's task and by the chain after a
+consolidation alike):
+
+1. No model configured → `skipped` ("no model configured"). No daily notes → `skipped`.
+2. Read the notes block consolidation reads (`memory.consolidate.read_notes_block`), the
+   vault's table of contents and the text of the pages the notes mention; ask the model
+   (prompts in wiki/prompts/compile_*.md).
+3. Parse the §13.1 answer strictly: not an object, `pages` not a list, a page with a
+   missing or wrongly typed field, an unknown kind or a title without a letter → the run
+   fails and nothing is written. Pages without a valid source — none given, none in the
+   note/conv format, or only notes that do not exist — are dropped here, by code, before
+   anything is proposed, and counted in the summary.
+4. One `wiki_compile` proposal: every page's whole new text (author part from the model,
+   machine block computed by the code), keyed by path, each with its previous content (the
+   proposals machinery snapshots it). Approving writes them all and rebuilds the graph and
+   reports; undo restores every page and removes the pages the batch created.
+   An autonomous agent applies its own batch at once.
+
+A page the model returns for an existing slug keeps its folder, and keeps the sources it
+had (the model's are added to them): what the page was built from stays true.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memory import notes, runs, workspace
+from memory.errors import Conflict, DomainError, InvalidInput
+from memory.models import Agent, Run
+from proposals.actions import BaseKind, apply_now, propose, register_kind
+from wiki import graph, lint, pages
+from wiki.vault import KINDS, Vault, load, page_slug, vault_dir, with_changes
+
+log = logging.getLogger(__name__)
+
+KIND = "wiki_compile"
+PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
+TOC_LIMIT = 400  # pages listed by title in the prompt
+PAGES_BUDGET = 20_000  # characters of existing pages' text shown in the prompt
+
+
+def render_prompt(name: str, **values: object) -> str:
+    """wiki/prompts/<name> with `{{key}}` placeholders replaced (plain replacement: notes
+    are full of braces)."""
+    text = (PROMPTS_DIR / name).read_text(encoding="utf-8")
+    for key, value in values.items():
+        text = text.replace("{{" + key + "}}", str(value))
+    return text
+
+
+# --- the proposal kind ---------------------------------------------------------------------
+
+
+def _union(first: list[str], second: list[str]) -> list[str]:
+    return list(dict.fromkeys([*first, *second]))
+
+
+def batch_changes(agent: Agent, page_list: list[dict]) -> dict[str, str]:
+    """{path: whole new text} of the batch's pages whose text would change, computed
+    against the vault as it is now. Raises InvalidInput for a page without valid sources
+    or otherwise unusable (the answer was checked before; this guards the payload)."""
+    vault = load(agent)
+    authored: dict[str, str] = {}
+    for item in page_list:
+        if not isinstance(item, dict):
+            raise InvalidInput("Each page of a wiki batch is an object.")
+        title = pages.clean_title(item.get("title"))
+        slug = page_slug(title)
+        kind = pages.clean_kind(item.get("kind"))
+        sources = pages.clean_sources(item.get("sources"))
+        existing = vault.pages.get(slug)
+        if existing is not None:
+            sources = _union(
+                [source for source in existing.sources if lint.valid_source(source)], sources
+            )
+        path = vault.path_for(slug, kind)
+        if path in authored:
+            raise InvalidInput(f"The batch holds the page {slug!r} twice.")
+        authored[path] = pages.render_author(
+            title=title,
+            kind=kind,
+            sources=sources,
+            questions=pages.clean_questions(item.get("questions")),
+            status=pages.clean_status(item.get("status")),
+            updated=notes.today().isoformat(),
+            body=pages.clean_body(item.get("body")),
+        )
+    virtual = with_changes(vault, authored)
+    texts = graph.block_changes(virtual, only=set(authored))
+    return {
+        path: text
+        for path, text in texts.items()
+        if vault.records.get(path) is None or vault.records[path].text != text
+    }
+
+
+class WikiCompileKind(BaseKind):
+    """A batch of wiki pages. Payload: `{"pages": [{"title", "kind", "sources",
+    "questions", "status", "body"}], "dropped": [...]}`. Approving or undoing rebuilds the
+    graph and the reports."""
+
+    name = KIND
+    batch = True
+
+    def changes(self, *, agent: Any, payload: dict) -> dict[str, str | None]:
+        page_list = payload.get("pages") if isinstance(payload, dict) else None
+        if not isinstance(page_list, list):
+            raise InvalidInput("A wiki batch needs a list of pages.")
+        return dict(batch_changes(agent, page_list))
+
+    def after_write(self, proposal) -> None:
+        if proposal.agent is not None:
+            pages.refresh(proposal.agent)
+
+
+WIKI_COMPILE = WikiCompileKind()
+
+
+def register() -> None:
+    """Register the `wiki_compile` kind (from WikiConfig.ready())."""
+    register_kind(WIKI_COMPILE)
+
+
+# --- the model's answer ----------------------------------------------------------------------
+
+
+class BadAnswer(ValueError):
+    """The answer does not have the §13.1 shape."""
+
+
+@dataclass
+class ParsedBatch:
+    pages: list[dict] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)  # why each dropped page was dropped
+
+
+def _text_list(item: dict, key: str, where: str, *, required: bool) -> list[str] | None:
+    if key not in item or item[key] is None:
+        if required:
+            return None
+        return []
+    value = item[key]
+    if not isinstance(value, list) or not all(isinstance(entry, str) for entry in value):
+        raise BadAnswer(f"{where}.{key} is not a list of texts")
+    return value
+
+
+def parse_batch(data: object, *, note_exists) -> ParsedBatch:
+    """Check a §13.1 compile answer. Structural faults raise BadAnswer; pages without a
+    valid source are dropped (not an error: that check is the code's, not the model's).
+    `note_exists(name)` says whether `note:<name>` names a real note of the agent."""
+    if not isinstance(data, dict) or not isinstance(data.get("pages"), list):
+        raise BadAnswer('the answer is not {"pages": [...]}')
+    batch = ParsedBatch()
+    seen: set[str] = set()
+    for index, item in enumerate(data["pages"]):
+        where = f"pages[{index}]"
+        if not isinstance(item, dict):
+            raise BadAnswer(f"{where} is not an object")
+        title = item.get("title")
+        if not isinstance(title, str) or not title.strip():
+            raise BadAnswer(f"{where}.title is missing or not text")
+        try:
+            title = pages.clean_title(title)
+            slug = page_slug(title)
+        except InvalidInput as exc:
+            raise BadAnswer(f"{where}.title: {exc.message}") from None
+        if item.get("kind") not in KINDS:
+            raise BadAnswer(f"{where}.kind must be one of {', '.join(KINDS)}")
+        if not isinstance(item.get("body"), str):
+            raise BadAnswer(f"{where}.body is missing or not text")
+        status = item.get("status", "ok")
+        if status is None:
+            status = "ok"
+        if not isinstance(status, str) or not status.strip() or len(status.strip()) > 40:
+            raise BadAnswer(f"{where}.status is not a short text")
+        questions = _text_list(item, "questions", where, required=False)
+        sources = _text_list(item, "sources", where, required=True) or []
+
+        valid = []
+        for source in (source.strip() for source in sources):
+            if not lint.valid_source(source):
+                continue
+            if source.startswith("note:") and not note_exists(source[5:]):
+                continue
+            valid.append(source)
+        if not valid:
+            why = "no sources" if not sources else "no valid source (" + ", ".join(sources) + ")"
+            batch.dropped.append(f"dropped {title!r}: {why}")
+            continue
+        if slug in seen:
+            batch.dropped.append(f"dropped {title!r}: the batch already has the page {slug!r}")
+            continue
+        seen.add(slug)
+        batch.pages.append(
+            {
+                "title": title,
+                "kind": item["kind"],
+                "sources": list(dict.fromkeys(valid)),
+                "questions": questions,
+                "status": status.strip(),
+                "body": item["body"],
+            }
+        )
+    return batch
+
+
+# --- the prompt ---------------------------------------------------------------------------
+
+
+def _vault_context(vault: Vault, notes_text: str) -> tuple[str, str]:
+    """(table of contents, texts of the pages the notes mention) for the prompt."""
+    from memory.text import fold
+
+    records = sorted(vault.pages.values(), key=lambda r: r.slug)
+    toc_lines = [f"- {r.title} ({r.kind}; [[{r.slug}]])" for r in records[:TOC_LIMIT]]
+    if len(records) > TOC_LIMIT:
+        toc_lines.append(f"- … and {len(records) - TOC_LIMIT} more pages not listed")
+    toc = "\n".join(toc_lines) or "(the vault is empty)"
+
+    folded_notes = fold(notes_text)
+    shown: list[str] = []
+    room = PAGES_BUDGET
+    for record in records:
+        if fold(record.title) not in folded_notes and record.slug not in folded_notes:
+            continue
+        text = record.author_text
+        if len(text) > room:
+            continue
+        shown.append(f"### {record.path[len(vault.base) + 1 :]}\n\n{text}\n")
+        room -= len(text)
+    return toc, "\n".join(shown) or "(none of the existing pages is mentioned in the notes)"
+
+
+def build_prompt(agent: Agent, notes_text: str, *, vault: Vault) -> tuple[str, str]:
+    toc, existing = _vault_context(vault, notes_text)
+    system = render_prompt("compile_system.md")
+    user = render_prompt(
+        "compile_user.md",
+        today=notes.today().isoformat(),
+        toc=toc,
+        existing=existing,
+        notes=notes_text,
+    )
+    return system, user
+
+
+# --- one run ------------------------------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    status: str
+    summary: str
+    reasons: list[str] = field(default_factory=list)
+
+
+def _note_exists(agent: Agent):
+    def exists(name: str) -> bool:
+        try:
+            return workspace.exists(notes.note_path(agent, name))
+        except DomainError:
+            return False
+
+    return exists
+
+
+def _compile_step(run: Run, agent: Agent) -> Outcome:
+    from memory.consolidate import read_notes_block
+    from memory.llm import NO_MODEL, LLMError, get_provider
+
+    provider = get_provider()
+    if provider is None:
+        return Outcome(Run.Status.SKIPPED, NO_MODEL)
+    block = read_notes_block(agent)
+    if not block.note_names:
+        return Outcome(Run.Status.SKIPPED, "no daily notes to compile")
+
+    system, user = build_prompt(agent, block.text, vault=load(agent))
+    runs.heartbeat(run)
+    try:
+        answer = provider.complete_json(system, user)
+    except LLMError as exc:
+        runs.record_usage(run, exc)
+        return Outcome(Run.Status.FAILED, f"the model call failed: {exc.message}")
+    runs.record_usage(run, answer)
+    runs.heartbeat(run)
+    try:
+        batch = parse_batch(answer.data, note_exists=_note_exists(agent))
+    except BadAnswer as exc:
+        return Outcome(Run.Status.FAILED, f"the model answered badly: {exc}")
+
+    dropped = len(batch.dropped)
+    dropped_text = f"; {dropped} page(s) dropped without sources" if dropped else ""
+    if not batch.pages:
+        return Outcome(
+            Run.Status.SUCCEEDED,
+            f"no page with sources to propose{dropped_text}",
+            batch.dropped,
+        )
+    try:
+        proposal = propose(
+            KIND,
+            agent=agent,
+            target=vault_dir(agent),
+            payload={"pages": batch.pages, "dropped": batch.dropped},
+            reasons=[
+                *(
+                    f"page {page['title']!r} from {', '.join(page['sources'])}"
+                    for page in batch.pages
+                ),
+                *batch.dropped,
+            ],
+            source=f"job:compile-{run.pk}",
+            run=run,
+        )
+    except InvalidInput as exc:
+        if "change nothing" in exc.message:
+            return Outcome(
+                Run.Status.SUCCEEDED,
+                f"the vault is up to date; nothing to propose{dropped_text}",
+                batch.dropped,
+            )
+        return Outcome(Run.Status.FAILED, f"the batch could not be proposed: {exc.message}")
+    count = len(proposal.payload.get("writes") or {})
+    if not agent.autonomous:
+        return Outcome(
+            Run.Status.SUCCEEDED,
+            f"proposed {count} page(s) (proposal #{proposal.pk}) for review{dropped_text}",
+            batch.dropped,
+        )
+    try:
+        apply_now(proposal, by=f"auto:{agent.id}")
+    except Conflict as exc:
+        return Outcome(
+            Run.Status.FAILED,
+            f"the batch could not apply (proposal #{proposal.pk}): {exc.message}{dropped_text}",
+            batch.dropped,
+        )
+    return Outcome(
+        Run.Status.SUCCEEDED,
+        f"applied {count} page(s) at once (proposal #{proposal.pk}){dropped_text}",
+        batch.dropped,
+    )
+
+
+def execute(run: Run) -> Run:
+    """Do the work of a claimed `running` compile run and finish it. Never raises: an
+    unexpected error fails the run (files as they were) and is logged."""
+    agent = run.agent
+    try:
+        outcome = _compile_step(run, agent)
+    except Exception as exc:  # the run must never stay `running`
+        log.exception("compile run %s failed", run.pk)
+        outcome = Outcome(Run.Status.FAILED, f"internal error: {exc.__class__.__name__}: {exc}")
+    return runs.finish_run(run, outcome.status, summary=outcome.summary, reasons=outcome.reasons)
+
+
+def run_compile(run_id: int) -> str:
+    """The django-q2 task of `start_compile`: claim the run and do it. Idempotent: a
+    second delivery finds the run taken and does nothing. Returns the final status."""
+    run = Run.objects.select_related("agent").filter(pk=run_id).first()
+    if run is None:
+        log.warning("run_compile: no run %s", run_id)
+        return "no such run"
+    if not runs.claim_run(run):
+        return "already taken"
+    return execute(run).status
+
+
+def start_compile(agent: Agent, *, trigger: str) -> Run:
+    """Create the `running` compile run now (Conflict/409 while a consolidation or compile
+    runs for the agent) and hand the work to a django-q2 worker. Returns the run as it is
+    after enqueueing (with Q_SYNC the work is already done)."""
+    from django_q.tasks import async_task
+
+    run = runs.start_run(agent, Run.Kind.COMPILE, trigger=trigger)
+    try:
+        async_task("wiki.compile.run_compile", run.pk, task_name=f"compile-{agent.id}-{run.pk}")
+    except Exception as exc:
+        log.exception("could not enqueue compile run %s", run.pk)
+        runs.finish_run(run, Run.Status.FAILED, summary=f"could not be queued: {exc}")
+    run.refresh_from_db()
+    return run
+
+
+def compile_after_consolidation(agent_id: str) -> Run | None:
+    """The compile chained after a consolidation (§10.5), run in this process with its own
+    run and cost. The consolidation run must be finished before (one rewrite-or-compile
+    runs per agent). Never raises: a compile that cannot start or fails is logged and
+    recorded on its own run; returns that run, or None when none could be started."""
+    try:
+        agent = Agent.objects.get(pk=agent_id)
+        run = runs.start_run(agent, Run.Kind.COMPILE, trigger="consolidation")
+    except Conflict as exc:
+        log.warning("no compile after consolidating %s: %s", agent_id, exc.message)
+        return None
+    except Exception:
+        log.exception("no compile after consolidating %s", agent_id)
+        return None
+    if not runs.claim_run(run):
+        return run
+    run = execute(run)
+    if run.status == Run.Status.FAILED:
+        log.warning("the compile after consolidating %s failed: %s", agent_id, run.summary)
+    return run

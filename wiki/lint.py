@@ -1,0 +1,190 @@
+"""Lint and reports (SPEC §10.6).
+
+One pass over the vault reports four kinds of issue:
+
+- `unsourced` — no valid source (`note:YYYY-MM-DD[-suffix]` or `conv:<id>`) left;
+- `dangling` — a `[[link]]` to a page nobody wrote (or to no possible page, `[[???]]`);
+- `review` — a status other than `ok`;
+- `stale` — `updated` more than 90 days before today, or missing, or not a date.
+
+Nothing is deleted: a dangling link is work for the next compile. Two Markdown reports
+beside the pages, `reports/open-questions.md` and `reports/stale.md`, are regenerated
+whole from the vault (never accumulated) and written only when their text changes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import asdict, dataclass
+
+from memory import workspace
+from memory.errors import InvalidInput
+from memory.text import parse_note_name
+from wiki.vault import REPORTS_DIR, Record, Vault
+
+ISSUE_KINDS = ("unsourced", "dangling", "review", "stale")
+STALE_AFTER_DAYS = 90
+OPEN_QUESTIONS = "open-questions.md"
+STALE = "stale.md"
+_CONV_RE = re.compile(r"conv:[^\s]{1,200}")
+
+
+def valid_source(source: object) -> bool:
+    """`note:YYYY-MM-DD[-suffix]` (a real date, the note name rules of §3) or
+    `conv:<id>` (no whitespace, at most 200 characters)."""
+    if not isinstance(source, str):
+        return False
+    if source.startswith("note:"):
+        try:
+            parse_note_name(source[5:])
+        except InvalidInput:
+            return False
+        return not source.endswith(".md")
+    return bool(_CONV_RE.fullmatch(source))
+
+
+def parse_day(value: str) -> dt.date | None:
+    try:
+        return dt.date.fromisoformat(value) if len(value) == 10 else None
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class Issue:
+    kind: str
+    slug: str
+    title: str
+    path: str
+    detail: str
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _is_stale(record: Record, today: dt.date) -> tuple[bool, str]:
+    day = parse_day(record.updated)
+    if day is None:
+        if record.updated:
+            return True, f"updated is not a date: {record.updated!r}"
+        return True, "no updated date"
+    age = (today - day).days
+    if age > STALE_AFTER_DAYS:
+        return True, f"updated {day.isoformat()}, {age} days ago"
+    return False, ""
+
+
+def lint(vault: Vault, *, today: dt.date) -> list[Issue]:
+    """Every issue of the vault, by page (folder order, slug) then kind."""
+    issues: list[Issue] = []
+    for record in vault.pages.values():
+        title = record.title
+
+        def add(kind: str, detail: str, record: Record = record, title: str = title) -> None:
+            issues.append(Issue(kind, record.slug, title, record.path, detail))
+
+        sources = record.sources
+        if not any(valid_source(source) for source in sources):
+            add("unsourced", "no sources" if not sources else "no valid source")
+        seen: set[str] = set()
+        for target, target_slug in record.links:
+            if target_slug is None:
+                if target not in seen:
+                    seen.add(target)
+                    add("dangling", f"[[{target}]] names no page")
+            elif target_slug not in vault.pages and target_slug not in seen:
+                seen.add(target_slug)
+                add("dangling", f"[[{target}]] → {target_slug}: no such page")
+        if record.status != "ok":
+            add("review", f"status is {record.status!r}" if record.status else "no status")
+        stale, why = _is_stale(record, today)
+        if stale:
+            add("stale", why)
+    return issues
+
+
+# --- reports --------------------------------------------------------------------------
+
+
+def _line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def render_open_questions(vault: Vault) -> str:
+    lines = [
+        "# Open questions",
+        "",
+        "Generated from the wiki pages' `questions` after every compile, edit and report; "
+        "edits here are replaced.",
+    ]
+    count = 0
+    for record in vault.pages.values():
+        questions = record.questions
+        if not questions:
+            continue
+        lines += ["", f"## {_line(record.title)} ({record.path[len(vault.base) + 1 :]})", ""]
+        lines += [f"- {_line(question)}" for question in questions]
+        count += len(questions)
+    if not count:
+        lines += ["", "No open questions."]
+    return "\n".join(lines) + "\n"
+
+
+def render_stale(vault: Vault, issues: list[Issue]) -> str:
+    lines = [
+        "# Stale pages",
+        "",
+        f"Pages not updated for more than {STALE_AFTER_DAYS} days, or without a date. "
+        "Generated after every compile, edit and report; edits here are replaced.",
+        "",
+    ]
+    stale = [issue for issue in issues if issue.kind == "stale"]
+    for issue in stale:
+        rel = issue.path[len(vault.base) + 1 :]
+        lines.append(f"- {_line(issue.title)} ({rel}): {issue.detail}")
+    if not stale:
+        lines.append("No stale pages.")
+    return "\n".join(lines) + "\n"
+
+
+def report_paths(vault: Vault) -> tuple[str, str]:
+    return (
+        f"{vault.base}/{REPORTS_DIR}/{OPEN_QUESTIONS}",
+        f"{vault.base}/{REPORTS_DIR}/{STALE}",
+    )
+
+
+def write_reports(vault: Vault, issues: list[Issue]) -> list[str]:
+    """Regenerate both reports whole; write each only when its text changed. Returns the
+    paths written. The caller holds the vault lock."""
+    questions_path, stale_path = report_paths(vault)
+    written = []
+    for path, text in (
+        (questions_path, render_open_questions(vault)),
+        (stale_path, render_stale(vault, issues)),
+    ):
+        if workspace.read(path) != text:
+            workspace.write(path, text)
+            written.append(path)
+    return written
+
+
+def report_data(vault: Vault, issues: list[Issue]) -> dict:
+    """The lint report as data (`GET …/wiki/report`)."""
+    counts = {kind: 0 for kind in ISSUE_KINDS}
+    for issue in issues:
+        counts[issue.kind] += 1
+    questions = [
+        {"slug": record.slug, "title": record.title, "question": question}
+        for record in vault.pages.values()
+        for question in record.questions
+    ]
+    questions_path, stale_path = report_paths(vault)
+    return {
+        "pages": len(vault.pages),
+        "counts": counts,
+        "issues": [issue.as_dict() for issue in issues],
+        "open_questions": questions,
+        "reports": {"open_questions": questions_path, "stale": stale_path},
+    }

@@ -1,0 +1,469 @@
+"""Wiki pages (SPEC §10): the operations every interface calls — REST, tools, the
+management pages and the compile alike.
+
+- `list_pages(agent, q=None)`, `get_page(agent, slug)`, `find_page(agent, slug)`,
+  `search_pages(agent, query)` read.
+- `save_page(agent, …)` and `delete_page(agent, slug)` write one page, then rebuild the
+  graph (rewriting the machine blocks that changed) and regenerate the reports.
+- `refresh(agent)` rebuilds the graph and the reports without changing a page;
+  `report(agent)` does that and returns the lint report as data.
+
+Every write of the vault happens under one lock per vault (`vault_lock`), so two edits
+never compute blocks from each other's half-written state; per-file locks are still taken
+by the workspace module for each file. Pages live in `memory/wiki/<folder>/<slug>.md` of
+the agent dir; `memory.workspace` does all IO.
+
+Rules kept here:
+- a page without a valid source is never written (422);
+- the slug is slugify(title) (§10.2); slugs are unique across the three folders, and an
+  existing page keeps its folder on every write, even when its kind changes (moving it
+  would break every link to it);
+- `updated` is set to today on every write of the author part;
+- the machine block is recomputed, never taken from the caller.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from memory import notes, workspace
+from memory.errors import Conflict, InvalidInput, NotFound
+from memory.text import cap, dump_frontmatter, fold_single_line, word_pattern, words
+from wiki import graph, lint
+from wiki.vault import (
+    FOLDERS,
+    KINDS,
+    Record,
+    Vault,
+    forget_cached,
+    load,
+    neutralise,
+    page_slug,
+    vault_dir,
+    with_changes,
+)
+
+SEARCH_LIMIT = 8
+MATCH_TEXT_CHARS = 700
+MAX_TITLE_CHARS = 300
+MAX_STATUS_CHARS = 40
+
+
+@dataclass
+class Page:
+    """One page as the interfaces see it. `body` is the author body (no frontmatter, no
+    machine block); `text` is the whole file. `links_out` / `links_in` are
+    `{"slug", "title", "exists"}` rows (filled by get_page and save_page)."""
+
+    slug: str
+    path: str
+    folder: str
+    title: str
+    kind: str
+    sources: list[str]
+    questions: list[str]
+    status: str
+    updated: str
+    body: str
+    text: str
+    links_out: list[dict] = field(default_factory=list)
+    links_in: list[dict] = field(default_factory=list)
+    created: bool = False
+
+    def toc(self) -> dict:
+        """The table-of-contents row (§14.1), without the body."""
+        return {
+            "slug": self.slug,
+            "title": self.title,
+            "kind": self.kind,
+            "status": self.status,
+            "updated": self.updated,
+            "sources": list(self.sources),
+            "questions": list(self.questions),
+            "folder": self.folder,
+        }
+
+    def as_dict(self) -> dict:
+        """The whole page (§14.1)."""
+        return {
+            **self.toc(),
+            "body": self.body,
+            "links_out": self.links_out,
+            "links_in": self.links_in,
+        }
+
+
+def _page(record: Record, vault: Vault | None = None, *, created: bool = False) -> Page:
+    page = Page(
+        slug=record.slug,
+        path=record.path,
+        folder=record.folder,
+        title=record.title,
+        kind=record.kind,
+        sources=record.sources,
+        questions=record.questions,
+        status=record.status,
+        updated=record.updated,
+        body=record.body,
+        text=record.text,
+        created=created,
+    )
+    if vault is not None:
+        page.links_out, page.links_in = graph.links_of(vault, record.slug)
+    return page
+
+
+# --- validation ---------------------------------------------------------------------------
+
+
+def clean_title(title: object) -> str:
+    if not isinstance(title, str):
+        raise InvalidInput("A page title must be text.")
+    title = fold_single_line(title)
+    if len(title) > MAX_TITLE_CHARS:
+        raise InvalidInput(f"A page title is at most {MAX_TITLE_CHARS} characters.")
+    page_slug(title)  # 422 when no letter or digit is left
+    return title
+
+
+def clean_kind(kind: object) -> str:
+    if kind not in KINDS:
+        raise InvalidInput(f"Unknown page kind {kind!r}: one of {', '.join(KINDS)}.")
+    return kind  # type: ignore[return-value]
+
+
+def clean_sources(sources: object) -> list[str]:
+    """A non-empty list of `note:YYYY-MM-DD[-suffix]` / `conv:<id>`, without repeats.
+    Anything else is 422: a page that cannot say where it came from is never written."""
+    if sources is None or (isinstance(sources, list | tuple) and not sources):
+        raise InvalidInput(
+            "A wiki page needs sources: the notes (note:YYYY-MM-DD) or conversations "
+            "(conv:<id>) it was built from."
+        )
+    if not isinstance(sources, list | tuple) or not all(isinstance(s, str) for s in sources):
+        raise InvalidInput("sources must be a list of texts.")
+    cleaned = [source.strip() for source in sources]
+    bad = [source for source in cleaned if not lint.valid_source(source)]
+    if bad:
+        raise InvalidInput(
+            f"Invalid source(s) {', '.join(repr(s) for s in bad)}: each is "
+            "note:YYYY-MM-DD (optionally with the note's suffix) or conv:<id>."
+        )
+    return list(dict.fromkeys(cleaned))
+
+
+def clean_questions(questions: object) -> list[str]:
+    if questions is None:
+        return []
+    if not isinstance(questions, list | tuple) or not all(isinstance(q, str) for q in questions):
+        raise InvalidInput("questions must be a list of texts.")
+    return [line for line in (fold_single_line(q) for q in questions) if line]
+
+
+def clean_status(status: object) -> str:
+    if status is None:
+        return "ok"
+    if not isinstance(status, str):
+        raise InvalidInput("status must be text, e.g. ok or review.")
+    status = fold_single_line(status)
+    if not status or len(status) > MAX_STATUS_CHARS:
+        raise InvalidInput(f"status is one word of 1–{MAX_STATUS_CHARS} characters, e.g. ok.")
+    return status
+
+
+def clean_body(body: object) -> str:
+    if body is None:
+        return ""
+    if not isinstance(body, str):
+        raise InvalidInput("body must be text.")
+    return body.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def render_author(
+    *,
+    title: str,
+    kind: str,
+    sources: list[str],
+    questions: list[str],
+    status: str,
+    updated: str,
+    body: str,
+) -> str:
+    """The author part of a page file (frontmatter + body, no machine block). Markers of
+    the machine block inside the body are neutralised."""
+    meta = {
+        "title": title,
+        "kind": kind,
+        "sources": sources,
+        "questions": questions,
+        "status": status,
+        "updated": updated,
+    }
+    return dump_frontmatter(meta, neutralise(body)).rstrip("\n")
+
+
+# --- the vault lock and the rebuild ---------------------------------------------------------
+
+
+@contextlib.contextmanager
+def vault_lock(agent) -> Iterator[None]:
+    """Serialise every write of one agent's vault (re-entrant, cross-process)."""
+    with workspace.locked(f"{vault_dir(agent)}/.vault"):
+        yield
+
+
+@dataclass
+class Refreshed:
+    vault: Vault  # the vault after the writes
+    issues: list[lint.Issue]
+    written: list[str]  # pages written or deleted, and reports written
+
+
+def _apply(agent, vault: Vault, authored: dict[str, str | None]) -> Refreshed:
+    """Write `authored` ({path: author part, or None to delete}) with freshly computed
+    machine blocks, rewrite the blocks of every other page whose block changed, and
+    regenerate the reports. Caller holds the vault lock."""
+    virtual = with_changes(vault, authored) if authored else vault
+    texts: dict[str, str | None] = dict(graph.block_changes(virtual))
+    written: list[str] = []
+    for path, new_text in texts.items():
+        if path in authored:
+            workspace.write(path, new_text)
+        else:
+            try:
+                # Only the block changes here; a hand edit since the read wins, and the
+                # next rebuild fixes its block.
+                workspace.write_if_unchanged(
+                    path, new_text, base_hash=workspace.hash_text(vault.records[path].text)
+                )
+            except Conflict:  # edited or deleted since the read: skip it
+                texts[path] = vault.records[path].text if path in vault.records else None
+                continue
+        forget_cached(vault.base, path)
+        written.append(path)
+    for path, author_text in authored.items():
+        if author_text is None:
+            workspace.delete(path)
+            forget_cached(vault.base, path)
+            written.append(path)
+            texts[path] = None
+    final = with_changes(virtual, texts) if texts else virtual
+    issues = lint.lint(final, today=notes.today())
+    written += lint.write_reports(final, issues)
+    return Refreshed(final, issues, written)
+
+
+def refresh(agent) -> Refreshed:
+    """Rebuild the graph (rewriting only the machine blocks that changed) and regenerate
+    both reports. Called after every compile and edit, and by `report`."""
+    with vault_lock(agent):
+        return _apply(agent, load(agent), {})
+
+
+def report(agent) -> dict:
+    """Refresh, then the lint report as data: `{"pages", "counts", "issues",
+    "open_questions", "reports"}` (see wiki.lint.report_data)."""
+    refreshed = refresh(agent)
+    return lint.report_data(refreshed.vault, refreshed.issues)
+
+
+# --- reading ------------------------------------------------------------------------------
+
+
+def find_page(agent, slug: str) -> Page | None:
+    """The page with this slug (with its links), or None."""
+    vault = load(agent)
+    record = vault.pages.get(slug)
+    return _page(record, vault) if record is not None else None
+
+
+def get_page(agent, slug: str) -> Page:
+    """The page with this slug (with its links); NotFound (404) otherwise."""
+    page = find_page(agent, slug)
+    if page is None:
+        raise NotFound(f"No wiki page {slug!r}.")
+    return page
+
+
+get_page_or_404 = get_page
+
+
+def get_page_by_title(agent, title: str) -> Page | None:
+    """The page a title names (slugified, §10.2; 422 for a title without letters)."""
+    return find_page(agent, page_slug(title))
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    slug: str
+    title: str
+    text: str  # the best matching line, original text, cut at 700 characters
+    matched: int  # how many query words the page holds
+    updated: str
+
+
+def _rank(vault: Vault, query: str) -> list[SearchHit] | None:
+    """Pages matching `query` by the §6.1 word rules over title and body (machine block
+    left out), all-words pages only when there are any; more words first, then newer
+    `updated`, then slug. None when the query has no word."""
+    query_words = words(query)
+    if not query_words:
+        return None
+    patterns = [word_pattern(word) for word in query_words]
+    hits: list[SearchHit] = []
+    for record in vault.pages.values():
+        lines = record.folded_lines()
+        joined = "\n".join(lines)
+        matched = [pattern for pattern in patterns if pattern.search(joined)]
+        if not matched:
+            continue
+        best, best_count = 0, -1
+        for index, line in enumerate(lines):
+            count = sum(1 for pattern in matched if pattern.search(line))
+            if count > best_count:
+                best, best_count = index, count
+        original = [record.title, *record.body.split("\n")]
+        shown = original[best] if best < len(original) else record.title
+        hits.append(
+            SearchHit(
+                record.slug,
+                record.title,
+                cap(" ".join(shown.split()), MATCH_TEXT_CHARS),
+                len(matched),
+                record.updated,
+            )
+        )
+    if any(hit.matched == len(patterns) for hit in hits):
+        hits = [hit for hit in hits if hit.matched == len(patterns)]
+    hits.sort(key=lambda hit: hit.slug)
+    hits.sort(key=lambda hit: hit.updated, reverse=True)
+    hits.sort(key=lambda hit: hit.matched, reverse=True)
+    return hits
+
+
+def search_pages(agent, query: str, *, limit: int = SEARCH_LIMIT) -> list[SearchHit]:
+    """`wiki_search` (§10.4): at most `limit` pages. 422 for a query without words."""
+    hits = _rank(load(agent), query)
+    if hits is None:
+        raise InvalidInput("The query has no letters or digits to search for.")
+    return hits[:limit]
+
+
+def list_pages(agent, q: str | None = None) -> list[Page]:
+    """The vault as pages (no links). Without `q`: folder order, then slug. With `q`:
+    the pages matching it, ranked as `wiki_search` ranks (a `q` without words lists
+    everything)."""
+    vault = load(agent)
+    hits = _rank(vault, q) if q else None
+    if hits is not None:
+        return [_page(vault.pages[hit.slug]) for hit in hits]
+    rank = {folder: index for index, folder in enumerate(FOLDERS)}
+    records = sorted(vault.pages.values(), key=lambda r: (rank[r.folder], r.slug))
+    return [_page(record) for record in records]
+
+
+# --- writing ------------------------------------------------------------------------------
+
+
+def save_page(
+    agent,
+    *,
+    title: str | None = None,
+    kind: str | None = None,
+    sources: list[str] | None = None,
+    body: str | None = None,
+    questions: list[str] | None = None,
+    status: str | None = None,
+    partial: bool = False,
+    slug: str | None = None,
+) -> Page:
+    """Create or replace a page's author part, then rebuild the graph and the reports.
+
+    - `partial=False` (wiki_apply, the management form): an upsert of the whole author
+      part; title, kind, sources and body are required, `questions` defaults to none and
+      `status` to `ok`.
+    - `partial=True` (REST PUT): only the fields given (not None) change; the others
+      keep their value. Creating a page still needs kind and sources.
+    - `slug` (REST PUT) names the page; a given title must slugify to it (a page is never
+      renamed by a write — that would break every link to it). Without a title a new
+      page is titled by its slug.
+
+    `updated` becomes today. An existing page keeps its folder even when `kind` changes.
+    Returns the page with its links and `created`. Raises InvalidInput (422; nothing
+    written) for missing or invalid sources, titles without a letter or digit, unknown
+    kinds or wrongly typed fields.
+    """
+    if title is not None:
+        title = clean_title(title)
+    if slug is None:
+        if title is None:
+            raise InvalidInput("A page needs a title.")
+        slug = page_slug(title)
+    if kind is not None:
+        kind = clean_kind(kind)
+    if sources is not None:
+        sources = clean_sources(sources)
+    if questions is not None:
+        questions = clean_questions(questions)
+    if status is not None:
+        status = clean_status(status)
+    if body is not None:
+        body = clean_body(body)
+    if not partial:
+        missing = [
+            name
+            for name, value in (("title", title), ("kind", kind), ("body", body))
+            if value is None
+        ]
+        if sources is None:
+            clean_sources(None)  # the sources refusal, with its message
+        if missing:
+            raise InvalidInput(f"Missing field(s): {', '.join(missing)}.")
+
+    with vault_lock(agent):
+        vault = load(agent)
+        existing = vault.pages.get(slug)
+        if title is not None and page_slug(title) != slug:
+            if existing is None or existing.title != title:
+                raise InvalidInput(
+                    f"The title {title!r} names the page {page_slug(title)!r}, not {slug!r}: "
+                    "a page is not renamed by a write."
+                )
+        if existing is None:
+            if page_slug(slug) != slug:
+                raise InvalidInput(f"{slug!r} is not a page name: use slugify(title).")
+            if kind is None:
+                raise InvalidInput("A new page needs a kind: entity, concept or synthesis.")
+            sources = clean_sources(sources)
+        if partial and existing is not None:
+            title = title if title is not None else existing.title
+            kind = kind if kind is not None else existing.kind
+            sources = sources if sources is not None else clean_sources(existing.sources)
+            questions = questions if questions is not None else existing.questions
+            status = status if status is not None else (existing.status or "ok")
+            body = body if body is not None else existing.body
+        author_text = render_author(
+            title=title if title is not None else slug,
+            kind=kind,  # type: ignore[arg-type]
+            sources=sources,  # type: ignore[arg-type]
+            questions=questions or [],
+            status=status or "ok",
+            updated=notes.today().isoformat(),
+            body=body or "",
+        )
+        path = vault.path_for(slug, kind)  # type: ignore[arg-type]
+        refreshed = _apply(agent, vault, {path: author_text})
+    return _page(refreshed.vault.pages[slug], refreshed.vault, created=existing is None)
+
+
+def delete_page(agent, slug: str) -> None:
+    """Delete a page, then rebuild the graph (its backlinks disappear from the pages it
+    linked to; links to it become dangling) and the reports. NotFound (404) when absent."""
+    with vault_lock(agent):
+        vault = load(agent)
+        record = vault.pages.get(slug)
+        if record is None:
+            raise NotFound(f"No wiki page {slug!r}.")
+        _apply(agent, vault, {record.path: None})

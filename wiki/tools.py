@@ -1,0 +1,79 @@
+"""The wiki's agent tools (SPEC §10.4), registered in the memory tool registry from
+WikiConfig.ready(). Each is `func(agent, *, source, **arguments) -> str`; bad input raises
+InvalidInput, which REST answers with 422 and `memory.tools.run_tool` hands the model as
+an `Error: …` text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memory.models import Agent
+from wiki import pages
+
+PROMPTS_DIR = Path(__file__).resolve().parent / "prompts" / "tools"
+
+
+def wiki_get(agent: Agent, *, source: str, title: str) -> str:
+    """The whole page a title names (frontmatter, body, machine block), as on disk."""
+    page = pages.get_page_by_title(agent, title)
+    if page is None:
+        return (
+            f"No wiki page is titled {title!r} (page name {pages.page_slug(title)!r}). "
+            "Try wiki_search."
+        )
+    return f"[{page.path}]\n{page.text}"
+
+
+def wiki_search(agent: Agent, *, source: str, query: str) -> str:
+    """At most 8 pages, `[slug] <matching text>` each."""
+    hits = pages.search_pages(agent, query)
+    if not hits:
+        return f'No wiki page matches "{query}".'
+    return "\n".join(f"[{hit.slug}] {hit.text}" for hit in hits)
+
+
+def wiki_apply(
+    agent: Agent,
+    *,
+    source: str,
+    title: str,
+    kind: str,
+    sources: list[str],
+    body: str,
+    questions: list[str] | None = None,
+    status: str | None = None,
+) -> str:
+    """Upsert a page's author part (never the machine block); refuses a page without
+    sources (InvalidInput)."""
+    page = pages.save_page(
+        agent,
+        title=title,
+        kind=kind,
+        sources=sources,
+        body=body,
+        questions=questions,
+        status=status,
+    )
+    verb = "Created" if page.created else "Updated"
+    links = len(page.links_out)
+    return (
+        f"{verb} wiki page [{page.slug}] ({page.path}), kind {page.kind}, status "
+        f"{page.status}, updated {page.updated}; {len(page.sources)} source(s), "
+        f"{links} link(s) out, {len(page.links_in)} link(s) in."
+    )
+
+
+WIKI_TOOLS = (("wiki_get", wiki_get), ("wiki_search", wiki_search), ("wiki_apply", wiki_apply))
+
+
+def register() -> None:
+    """Add the wiki tools to the registry (idempotent: registering again replaces)."""
+    from memory.tools import register_tool
+
+    for name, func in WIKI_TOOLS:
+        register_tool(
+            name,
+            func,
+            schema_file=PROMPTS_DIR / f"{name}.json",
+            description_file=PROMPTS_DIR / f"{name}.md",
+        )

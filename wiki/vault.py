@@ -1,0 +1,349 @@
+"""Reading the wiki vault (SPEC §10.1): page files → parsed records.
+
+A page is `<agent dir>/memory/wiki/{entities,concepts,syntheses}/<slug>.md`:
+
+    ---                                   ┐
+    title: Hạn Eco                        │
+    kind: entity                          │ the author part: frontmatter + body,
+    sources: [note:2026-11-20]            │ owned by whoever wrote it (model or person)
+    ...                                   │
+    ---                                   │
+                                          │
+    Body with [[Eco Retreat]] links.      ┘
+
+    <!-- wiki:related:start … -->         ┐ the machine block: owned by the code,
+    ...links out and backlinks...         │ rewritten on every compile and edit
+    <!-- wiki:related:end -->             ┘
+
+**Which block is the machine's.** Only a block that closes the file counts: the last line
+is MACHINE_BLOCK_END, the block opens at the last line that is exactly MACHINE_BLOCK_START,
+and nothing between them is another marker. Anything else that looks like a block (pasted
+into a body, or followed by text) is author text and never read as the machine's; when the
+code writes an author part it neutralises the markers in it (`neutralise`), so author text
+written through this app can never contain them. Links are read from the author body only,
+so a pasted block can never add links or backlinks.
+
+**The cache.** Parsing 5,000 pages on every edit would be too slow, so parsed records are
+kept per process, keyed by path and checked against (size, mtime) from a listing of the
+vault on every load — never served without that check. Because file times are coarse
+(a few ms), a record read less than RACY_SECONDS after its file's mtime is "racily clean"
+(as git calls it): a same-size rewrite within the same tick would be invisible, so such a
+record is re-read on every load until its file is old enough. Everything here is
+rebuildable from disk alone.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+
+import yaml
+
+from memory import workspace
+from memory.errors import InvalidInput
+from memory.text import MACHINE_BLOCK_END, MACHINE_BLOCK_START, fold, slugify
+
+VAULT_DIR = "memory/wiki"
+REPORTS_DIR = "reports"
+FOLDERS = ("entities", "concepts", "syntheses")  # also the order in which a slug is found
+KIND_FOLDERS = {"entity": "entities", "concept": "concepts", "synthesis": "syntheses"}
+FOLDER_KINDS = {folder: kind for kind, folder in KIND_FOLDERS.items()}
+KINDS = tuple(KIND_FOLDERS)
+FIELDS = ("title", "kind", "sources", "questions", "status", "updated")
+RACY_SECONDS = 1.0
+MAX_SLUG_BYTES = 200  # file names are at most 255 bytes on the usual filesystems
+
+# [[Page]] or [[Page|label]]; a target never spans lines or holds brackets or a pipe.
+LINK_RE = re.compile(r"\[\[([^\[\]|\n]+)(?:\|([^\[\]\n]*))?\]\]")
+_MARKER_RE = re.compile(r"wiki:related:(start|end)")
+
+try:  # libyaml parses a page header ~7x faster than the pure-Python loader
+    _Loader: type = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - depends on how PyYAML was built
+    _Loader = yaml.SafeLoader
+
+
+def vault_dir(agent) -> str:
+    """The agent's vault, workspace-relative."""
+    return agent.path(VAULT_DIR)
+
+
+def page_slug(title: str) -> str:
+    """The slug of a title (§10.2), refusing titles that leave no letter or digit and
+    slugs too long to be a file name (422)."""
+    if not isinstance(title, str):
+        raise InvalidInput("A page title must be text.")
+    slug = slugify(title)
+    if len(slug.encode("utf-8")) > MAX_SLUG_BYTES:
+        raise InvalidInput(f"The title is too long to name a page ({MAX_SLUG_BYTES} bytes).")
+    return slug
+
+
+def link_slug(target: str) -> str | None:
+    """The slug a `[[target]]` points to, or None when it names nothing (`[[???]]`)."""
+    try:
+        return page_slug(target.strip())
+    except InvalidInput:
+        return None
+
+
+def neutralise(text: str) -> str:
+    """Author text with the machine-block markers defused (`wiki:related:start` →
+    `wiki:related-quoted:start`), so no author text can pose as the machine block."""
+    return _MARKER_RE.sub(r"wiki:related-quoted:\1", text)
+
+
+# --- one file -----------------------------------------------------------------------------
+
+
+def split_machine_block(text: str) -> tuple[str, str | None]:
+    """(author part without trailing newlines, machine block or None). See the module
+    docstring for which block counts."""
+    stripped = text.rstrip()
+    if not stripped.endswith("\n" + MACHINE_BLOCK_END):
+        return text.rstrip("\n"), None
+    start = stripped.rfind("\n" + MACHINE_BLOCK_START + "\n")
+    if start < 0:
+        return text.rstrip("\n"), None
+    block = stripped[start + 1 :]
+    inner = block[len(MACHINE_BLOCK_START) : -len(MACHINE_BLOCK_END)]
+    if MACHINE_BLOCK_START in inner or MACHINE_BLOCK_END in inner:
+        return text.rstrip("\n"), None
+    return stripped[:start].rstrip("\n"), block
+
+
+def join_page(author_text: str, block: str) -> str:
+    """The whole file text: author part, a blank line, the machine block."""
+    return f"{author_text.rstrip(chr(10))}\n\n{block}\n"
+
+
+def _plain(value: object) -> object:
+    if isinstance(value, dt.datetime | dt.date):
+        return value.isoformat()[:10]
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    return value
+
+
+def parse_author(author_text: str) -> tuple[dict, str]:
+    """(frontmatter, body) of an author part. A header that is not a YAML mapping is
+    read as body, so a hand-broken page still shows."""
+    if author_text.startswith("---\n"):
+        end = author_text.find("\n---", 3)
+        while end >= 0:
+            after = author_text[end + 4 : end + 5]
+            if after in ("", "\n"):
+                break
+            end = author_text.find("\n---", end + 4)
+        if end >= 0:
+            header = author_text[4:end]
+            try:
+                meta = yaml.load(header, Loader=_Loader) if header.strip() else {}
+            except yaml.YAMLError:
+                meta = None
+            if isinstance(meta, dict):
+                body = author_text[end + 4 :].strip("\n")
+                return {str(key): _plain(value) for key, value in meta.items()}, body
+    return {}, author_text.strip("\n")
+
+
+def _text_list(value: object) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, list):
+        return [str(item) for item in value if item is not None and str(item).strip()]
+    return [str(value)] if str(value).strip() else []
+
+
+@dataclass
+class Record:
+    """One parsed page file. `meta` is the frontmatter as written; the typed views
+    (`title`, `sources`…) are read leniently so a hand-made page always shows."""
+
+    path: str
+    folder: str
+    slug: str
+    text: str
+    author_text: str
+    block: str | None
+    meta: dict
+    body: str
+    links: list[tuple[str, str | None]]  # (target as written, its slug or None)
+    size: int = -1
+    mtime: float = -1.0
+    read_at: float = 0.0
+    _folded: list[str] | None = field(default=None, repr=False)
+
+    @property
+    def title(self) -> str:
+        title = self.meta.get("title")
+        return str(title).strip() if title is not None and str(title).strip() else self.slug
+
+    @property
+    def kind(self) -> str:
+        kind = self.meta.get("kind")
+        return str(kind) if kind is not None else FOLDER_KINDS[self.folder]
+
+    @property
+    def sources(self) -> list[str]:
+        return _text_list(self.meta.get("sources"))
+
+    @property
+    def questions(self) -> list[str]:
+        return _text_list(self.meta.get("questions"))
+
+    @property
+    def status(self) -> str:
+        status = self.meta.get("status")
+        return str(status).strip() if status is not None else ""
+
+    @property
+    def updated(self) -> str:
+        updated = self.meta.get("updated")
+        return str(updated).strip() if updated is not None else ""
+
+    def out_slugs(self) -> list[str]:
+        """Slugs this page links to, first appearance first, without repeats or itself."""
+        seen: dict[str, None] = {}
+        for _, slug in self.links:
+            if slug is not None and slug != self.slug:
+                seen.setdefault(slug, None)
+        return list(seen)
+
+    def folded_lines(self) -> list[str]:
+        """Title then body lines, folded (§6.1); computed once per record."""
+        if self._folded is None:
+            self._folded = fold(self.title + "\n" + self.body).split("\n")
+        return self._folded
+
+    def trusted(self, size: int, mtime: float) -> bool:
+        """May this cached record stand for a file listed with (size, mtime)?"""
+        return size == self.size and mtime == self.mtime and mtime < self.read_at - RACY_SECONDS
+
+
+def parse_record(path: str, folder: str, slug: str, text: str) -> Record:
+    author_text, block = split_machine_block(text)
+    meta, body = parse_author(author_text)
+    links = [
+        (match.group(1).strip(), link_slug(match.group(1))) for match in LINK_RE.finditer(body)
+    ]
+    return Record(path, folder, slug, text, author_text, block, meta, body, links)
+
+
+# --- the whole vault ----------------------------------------------------------------------
+
+
+@dataclass
+class Vault:
+    """The parsed pages of one agent's vault. `pages` maps slug → record; when two
+    folders hold the same slug (only possible by hand), the first of FOLDERS wins and
+    the other is listed in `shadowed`."""
+
+    base: str
+    records: dict[str, Record]  # path → record
+    pages: dict[str, Record]
+    shadowed: list[Record]
+
+    def links_in(self) -> dict[str, list[str]]:
+        """slug → slugs of the pages linking to it (sorted), for every linked slug,
+        existing or not."""
+        incoming: dict[str, set[str]] = {}
+        for slug, record in self.pages.items():
+            for target in record.out_slugs():
+                incoming.setdefault(target, set()).add(slug)
+        return {target: sorted(sources) for target, sources in incoming.items()}
+
+    def path_for(self, slug: str, kind: str) -> str:
+        """Where a page of this slug lives: its existing file, else the kind's folder."""
+        record = self.pages.get(slug)
+        if record is not None:
+            return record.path
+        return f"{self.base}/{KIND_FOLDERS[kind]}/{slug}.md"
+
+
+_cache: dict[str, dict[str, Record]] = {}
+_cache_lock = threading.Lock()
+
+
+def _cache_key(base: str) -> str:
+    return f"{workspace.root()}::{base}"
+
+
+def forget_cached(base: str, path: str) -> None:
+    """Drop one record, e.g. after this process wrote the file (its new mtime is not
+    known without a stat that could already see someone else's write)."""
+    with _cache_lock:
+        _cache.get(_cache_key(base), {}).pop(path, None)
+
+
+def clear_cache() -> None:
+    with _cache_lock:
+        _cache.clear()
+
+
+def _page_location(base: str, path: str) -> tuple[str, str] | None:
+    rel = path[len(base) + 1 :] if base else path
+    parts = rel.split("/")
+    if len(parts) != 2 or parts[0] not in FOLDERS or not parts[1].endswith(".md"):
+        return None
+    return parts[0], parts[1][:-3]
+
+
+def load(agent) -> Vault:
+    """The vault as it is on disk now: one listing, and a read of each page whose
+    cached record cannot be trusted. Reports and other files are not pages."""
+    base = vault_dir(agent)
+    key = _cache_key(base)
+    with _cache_lock:
+        cached = dict(_cache.get(key, {}))
+    records: dict[str, Record] = {}
+    for info in workspace.list_files(base, recursive=True):
+        location = _page_location(base, info.path)
+        if location is None:
+            continue
+        record = cached.get(info.path)
+        if record is None or not record.trusted(info.size, info.mtime):
+            read_at = time.time()
+            text = workspace.read(info.path)
+            if text is None:
+                continue  # deleted since the listing
+            record = parse_record(info.path, location[0], location[1], text)
+            record.size, record.mtime, record.read_at = info.size, info.mtime, read_at
+        records[info.path] = record
+    with _cache_lock:
+        _cache[key] = records
+    pages: dict[str, Record] = {}
+    shadowed: list[Record] = []
+    rank = {folder: index for index, folder in enumerate(FOLDERS)}
+    for record in sorted(records.values(), key=lambda r: (rank[r.folder], r.path)):
+        if record.slug in pages:
+            shadowed.append(record)
+        else:
+            pages[record.slug] = record
+    return Vault(base, records, pages, shadowed)
+
+
+def with_changes(vault: Vault, changes: dict[str, str | None]) -> Vault:
+    """The vault as it would be with `changes` ({path: whole new text, or None to
+    delete}) applied — in memory only."""
+    records = dict(vault.records)
+    for path, text in changes.items():
+        if text is None:
+            records.pop(path, None)
+            continue
+        location = _page_location(vault.base, path)
+        if location is None:
+            raise InvalidInput(f"Not a page path: {path}.")
+        records[path] = parse_record(path, location[0], location[1], text)
+    pages: dict[str, Record] = {}
+    shadowed: list[Record] = []
+    rank = {folder: index for index, folder in enumerate(FOLDERS)}
+    for record in sorted(records.values(), key=lambda r: (rank[r.folder], r.path)):
+        if record.slug in pages:
+            shadowed.append(record)
+        else:
+            pages[record.slug] = record
+    return Vault(vault.base, records, pages, shadowed)

@@ -1,0 +1,74 @@
+"""Fixtures for consolidation tests: a fake model server over real HTTP, and helpers that
+write notes and MEMORY.md with chosen modification times."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import time
+
+import pytest
+
+from memory import notes, workspace
+from tests.fakellm import FakeLLM
+
+
+@pytest.fixture
+def fake_llm(settings):
+    """An OpenAI-compatible fake at MEMORY_LLM_BASE_URL, model gpt-4o-mini (priced in
+    settings), fast retries, a 2-second timeout."""
+    server = FakeLLM().start()
+    settings.MEMORY_LLM_PROVIDER = "openai"
+    settings.MEMORY_LLM_BASE_URL = server.base_url
+    settings.MEMORY_LLM_API_KEY = "sk-test"
+    settings.MEMORY_LLM_MODEL = "gpt-4o-mini"
+    settings.MEMORY_LLM_TIMEOUT = 2
+    settings.MEMORY_LLM_RETRY_DELAY = 0.01
+    yield server
+    server.stop()
+
+
+def day(offset: int) -> dt.date:
+    """Today (the owner's) plus offset days."""
+    return notes.today() + dt.timedelta(days=offset)
+
+
+def set_mtime(rel: str, when: float) -> None:
+    path = workspace.resolve(rel)
+    os.utime(path, (when, when))
+
+
+def write_memory(agent, text: str, *, age: float = 3600) -> str:
+    """MEMORY.md written `age` seconds ago (older than notes written now)."""
+    rel = notes.memory_path(agent)
+    workspace.write(rel, text)
+    set_mtime(rel, time.time() - age)
+    return rel
+
+
+def write_note(agent, name: str, text: str, *, age: float = 0) -> str:
+    rel = agent.path(f"memory/{name}")
+    workspace.write(rel, text)
+    set_mtime(rel, time.time() - age)
+    return rel
+
+
+def rewrite_answer(memory: str, *reasons: tuple[str, str, str]) -> dict:
+    return {
+        "memory": memory,
+        "reasons": [{"line": line, "action": action, "why": why} for line, action, why in reasons],
+    }
+
+
+def step_prompts(fake: FakeLLM, step: str) -> list[str]:
+    """The user prompts of the requests one step made ("consolidate" or "hygiene"), told
+    apart by their system prompt — the chained wiki compile talks to the same fake."""
+    from memory.llm import load_prompt
+
+    system = load_prompt(f"{step}_system.md")
+    found = []
+    for request in fake.requests:
+        messages = request.body.get("messages") or []
+        if any(m.get("role") == "system" and m.get("content") == system for m in messages):
+            found.append(next(m["content"] for m in messages if m.get("role") == "user"))
+    return found

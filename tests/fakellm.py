@@ -1,0 +1,173 @@
+"""A fake model server for tests: real HTTP on 127.0.0.1, scripted answers.
+
+Serves `POST /v1/chat/completions` (OpenAI-compatible) and `POST /v1/messages`
+(Anthropic). Each request takes the next scripted reply from the queue (the last one
+repeats when the queue runs dry; with none scripted, the answer is `{}`). Every request is
+recorded (`requests`: path, headers, parsed JSON body) so tests can assert on the prompts.
+
+A reply is one of:
+- a dict → the model's content is that object as JSON;
+- a str → the model's content is that text, verbatim (e.g. prose, a fenced block);
+- `Reply(status=…, body=…, delay=…, content=…, usage=…)` for HTTP errors, slowness,
+  and special cases (e.g. `reject_json_mode=True` answers 400 when `response_format`
+  is present).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    content: Any = None  # dict (JSON) or str (verbatim)
+    status: int = 200
+    body: str | None = None  # a raw body overriding everything
+    delay: float = 0.0
+    usage: tuple[int, int] = (120, 45)
+    reject_json_mode: bool = False
+
+
+@dataclass
+class Recorded:
+    path: str
+    headers: dict[str, str]
+    body: dict = field(default_factory=dict)
+
+
+class FakeLLM:
+    def __init__(self) -> None:
+        self.replies: list[Any] = []
+        self.requests: list[Recorded] = []
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+
+    # --- control ------------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        return self._server.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self) -> FakeLLM:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def script(self, *replies: Any) -> None:
+        with self._lock:
+            self.replies = list(replies)
+
+    def _next(self) -> Any:
+        with self._lock:
+            if not self.replies:
+                return {}
+            if len(self.replies) == 1:
+                return self.replies[0]
+            return self.replies.pop(0)
+
+    # --- HTTP ---------------------------------------------------------------------------
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:  # quiet
+                return
+
+            def do_POST(self) -> None:  # noqa: N802
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length)
+                try:
+                    body = json.loads(raw or b"{}")
+                except ValueError:
+                    body = {}
+                with fake._lock:
+                    fake.requests.append(
+                        Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+                    )
+                if self.path not in ("/v1/chat/completions", "/v1/messages"):
+                    self._send(404, json.dumps({"error": "not found"}))
+                    return
+                reply = fake._next()
+                if not isinstance(reply, Reply):
+                    reply = Reply(content=reply)
+                if reply.delay:
+                    time.sleep(reply.delay)
+                if reply.reject_json_mode and "response_format" in body:
+                    self._send(400, json.dumps({"error": "response_format not supported"}))
+                    return
+                if reply.body is not None or reply.status != 200:
+                    self._send(reply.status, reply.body or json.dumps({"error": "scripted"}))
+                    return
+                content = reply.content
+                text = content if isinstance(content, str) else json.dumps(content)
+                model = body.get("model", "")
+                tokens_in, tokens_out = reply.usage
+                if self.path == "/v1/messages":
+                    answer = {
+                        "id": "msg_fake",
+                        "type": "message",
+                        "role": "assistant",
+                        "model": model,
+                        "content": [{"type": "text", "text": text}],
+                        "stop_reason": "end_turn",
+                        "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out},
+                    }
+                else:
+                    answer = {
+                        "id": "chatcmpl-fake",
+                        "object": "chat.completion",
+                        "model": model,
+                        "choices": [
+                            {
+                                "index": 0,
+                                "message": {"role": "assistant", "content": text},
+                                "finish_reason": "stop",
+                            }
+                        ],
+                        "usage": {
+                            "prompt_tokens": tokens_in,
+                            "completion_tokens": tokens_out,
+                            "total_tokens": tokens_in + tokens_out,
+                        },
+                    }
+                self._send(200, json.dumps(answer))
+
+            def _send(self, status: int, text: str) -> None:
+                data = text.encode("utf-8")
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (a timeout test)
+
+        return Handler
+
+    # --- helpers for assertions -----------------------------------------------------------
+
+    def prompts(self) -> list[str]:
+        """The user message of every chat request, in order."""
+        out = []
+        for request in self.requests:
+            messages = request.body.get("messages") or []
+            out.append(next((m["content"] for m in messages if m.get("role") == "user"), ""))
+        return out

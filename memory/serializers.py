@@ -61,7 +61,7 @@ class FactInputSerializer(serializers.Serializer):
     description = serializers.CharField(allow_blank=True, trim_whitespace=False)
     type = serializers.CharField(allow_blank=True)
     body = _body_field(required=False, default="")
-    source = serializers.CharField(required=False)
+    source = serializers.CharField(required=False, trim_whitespace=False)
 
 
 class UserSerializer(serializers.Serializer):
@@ -72,7 +72,7 @@ class UserSerializer(serializers.Serializer):
 
 class BodyInputSerializer(serializers.Serializer):
     body = _body_field()
-    source = serializers.CharField(required=False)
+    source = serializers.CharField(required=False, trim_whitespace=False)
 
 
 class NoteSerializer(serializers.Serializer):
@@ -86,11 +86,11 @@ class SaveInputSerializer(serializers.Serializer):
     """Body of `POST /api/agents/{id}/memory/save` (what the `memory_save` tool does)."""
 
     text = serializers.CharField(allow_blank=True, trim_whitespace=False)
-    source = serializers.CharField(required=False)
+    source = serializers.CharField(required=False, trim_whitespace=False)
 
 
 class LinesInputSerializer(serializers.Serializer):
     """Body of `POST /api/agents/{id}/memory/lines`."""
 
     lines = serializers.ListField(child=serializers.CharField(allow_blank=True), allow_empty=True)
-    source = serializers.CharField()
+    source = serializers.CharField(trim_whitespace=False)

@@ -11,14 +11,14 @@ urlpatterns = [
     path("agents/<str:agent_id>", api.AgentDetailView.as_view(), name="agent"),
     path("memory/user", api.UserView.as_view(), name="user"),
     # Any text after facts/ reaches the view, so a bad name is 422, not a routing 404.
-    re_path(r"^memory/user/facts/(?P<name>.+)$", api.FactView.as_view(), name="fact"),
+    re_path(r"^memory/user/facts/(?P<name>[\s\S]+)$", api.FactView.as_view(), name="fact"),
     path("agents/<str:agent_id>/memory", api.MemoryView.as_view(), name="memory"),
     path("agents/<str:agent_id>/memory/lines", api.MemoryLinesView.as_view(), name="lines"),
     path("agents/<str:agent_id>/memory/save", api.MemorySaveView.as_view(), name="save"),
     path("agents/<str:agent_id>/memory/notes", api.NoteListView.as_view(), name="notes"),
-    # `.+` on purpose: `..`, `a/b` (from %2F) and NUL reach the view and are refused (422).
+    # Any characters on purpose: `..`, `a/b` (from %2F) and NUL reach the view and are refused (422).
     re_path(
-        r"^agents/(?P<agent_id>[^/]+)/memory/notes/(?P<name>.+)$",
+        r"^agents/(?P<agent_id>[^/]+)/memory/notes/(?P<name>[\s\S]+)$",
         api.NoteView.as_view(),
         name="note",
     ),

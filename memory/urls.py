@@ -16,7 +16,8 @@ urlpatterns = [
     path("agents/<str:agent_id>/memory/lines", api.MemoryLinesView.as_view(), name="lines"),
     path("agents/<str:agent_id>/memory/save", api.MemorySaveView.as_view(), name="save"),
     path("agents/<str:agent_id>/memory/notes", api.NoteListView.as_view(), name="notes"),
-    # Any characters on purpose: `..`, `a/b` (from %2F) and NUL reach the view and are refused (422).
+    # Any characters on purpose (newlines too): `..`, `a/b` (from %2F) and NUL reach the
+    # view and are refused with 422 instead of falling through to a routing 404.
     re_path(
         r"^agents/(?P<agent_id>[^/]+)/memory/notes/(?P<name>[\s\S]+)$",
         api.NoteView.as_view(),

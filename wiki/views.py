@@ -214,7 +214,7 @@ def page_delete(request: HttpRequest, agent_id: str, slug: str) -> HttpResponse:
         pages.delete_page(agent, slug)
     except DomainError as exc:
         report_error(request, exc)
-        return redirect("memory-pages:wiki-page", agent_id=agent.pk, slug=slug)
+        return redirect("memory-pages:vault", agent_id=agent.pk)
     messages.success(request, _("Page %(slug)s deleted.") % {"slug": slug})
     return redirect("memory-pages:vault", agent_id=agent.pk)
 

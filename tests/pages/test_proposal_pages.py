@@ -1,0 +1,165 @@
+"""Proposals on the Memory tab: queue, diffs, approve / reject / undo, 409 messages,
+consolidate now (SPEC §7, §8, §15)."""
+
+from memory import facts, notes
+from memory.models import Run
+from memory.writes import add_memory_lines_or_propose, save_fact_or_propose
+from proposals.models import Proposal
+
+
+def text_of(response) -> str:
+    return response.content.decode()
+
+
+def badge(html: str) -> str:
+    start = html.index('id="pending-badge">') + len('id="pending-badge">')
+    return html[start : html.index("<", start)]
+
+
+def job_fact(name="coffee", description="Cà phê đen, không đường"):
+    _, proposal = save_fact_or_propose(
+        name,
+        description=description,
+        type="preference",
+        body="Sáng nào cũng uống.",
+        source="job:nightly",
+        written_by="master",
+    )
+    return proposal
+
+
+def test_it_lists_pending_proposals_first_with_reasons_and_diffs(pages, master, workspace):
+    facts.save_fact(
+        "coffee", description="Trà", type="preference", body="", written_by="owner", source="web"
+    )
+    proposal = job_fact()
+    notes.write_memory(master, "- Lan đọc sách (2026-11-01)\n")
+    _, lines = add_memory_lines_or_propose(master, ["Lan chạy bộ mỗi sáng"], source="job:nightly")
+
+    html = text_of(pages.get("/manage/memory/proposals/"))
+    assert badge(html) == "2"
+    assert "master asked to update the fact &#x27;coffee&#x27; from job:nightly." in html
+    assert '<span class="diff-removed">-description: Trà</span>' in html
+    assert '<span class="diff-added">+description: Cà phê đen, không đường</span>' in html
+    assert "Lines it would add to MEMORY.md" in html
+    assert '<span class="diff-added">+ Lan chạy bộ mỗi sáng</span>' in html
+    assert html.index(f"proposal-{proposal.pk}") < html.index(f"proposal-{lines.pk}")
+    detail = text_of(pages.get(f"/manage/memory/proposals/{proposal.pk}/"))
+    assert "Approve" in detail and "Reject" in detail
+
+
+def test_it_approves_then_undoes_a_proposal_and_the_badge_follows(pages, master, workspace):
+    proposal = job_fact()
+    assert badge(text_of(pages.get("/manage/memory/"))) == "1"
+
+    response = pages.post(f"/manage/memory/proposals/{proposal.pk}/approve/", follow=True)
+    html = text_of(response)
+    assert f"Proposal {proposal.pk} approved." in html
+    assert badge(html) == "0"
+    assert "Cà phê đen, không đường" in (workspace / "users/owner/facts/coffee.md").read_text()
+    proposal.refresh_from_db()
+    assert (proposal.status, proposal.decided_by) == ("approved", "alice")
+
+    response = pages.post(f"/manage/memory/proposals/{proposal.pk}/undo/", follow=True)
+    assert f"Proposal {proposal.pk} undone." in text_of(response)
+    assert not (workspace / "users/owner/facts/coffee.md").exists()
+    proposal.refresh_from_db()
+    assert proposal.undone_at is not None and proposal.undone_by == "alice"
+
+
+def test_it_shows_409_messages_for_a_second_decision_or_undo(pages, master, workspace):
+    proposal = job_fact()
+    pages.post(f"/manage/memory/proposals/{proposal.pk}/approve/")
+    again = text_of(pages.post(f"/manage/memory/proposals/{proposal.pk}/approve/", follow=True))
+    assert f"Conflict: Proposal {proposal.pk} was already decided (approved)." in again
+    rejected = text_of(pages.post(f"/manage/memory/proposals/{proposal.pk}/reject/", follow=True))
+    assert f"Conflict: Proposal {proposal.pk} was already decided (approved)." in rejected
+    pages.post(f"/manage/memory/proposals/{proposal.pk}/undo/")
+    twice = text_of(pages.post(f"/manage/memory/proposals/{proposal.pk}/undo/", follow=True))
+    assert f"Conflict: Proposal {proposal.pk} was already undone." in twice
+
+
+def test_it_marks_a_stale_proposal_superseded_and_says_so(pages, master, workspace):
+    notes.write_memory(master, "- a\n")
+    _, proposal = add_memory_lines_or_propose(master, ["b"], source="job:nightly")
+    notes.write_memory(master, "- a hand edit\n")
+    html = text_of(pages.post(f"/manage/memory/proposals/{proposal.pk}/approve/", follow=True))
+    assert (
+        f"Conflict: Proposal {proposal.pk} is superseded: MEMORY.md changed since it was proposed."
+        in html
+    )
+    assert (workspace / "MEMORY.md").read_text() == "- a hand edit\n"
+    proposal.refresh_from_db()
+    assert proposal.status == "superseded"
+
+
+def test_it_refuses_an_undo_after_a_later_change(pages, master, workspace):
+    notes.write_memory(master, "- a\n")
+    _, proposal = add_memory_lines_or_propose(master, ["b"], source="job:nightly")
+    pages.post(f"/manage/memory/proposals/{proposal.pk}/approve/")
+    assert (workspace / "MEMORY.md").read_text() == "- a\nb\n"
+    notes.write_memory(master, "- a\nb\n- later\n")
+    html = text_of(pages.post(f"/manage/memory/proposals/{proposal.pk}/undo/", follow=True))
+    assert (
+        f"Conflict: Cannot undo proposal {proposal.pk}: MEMORY.md changed since it was applied."
+        in html
+    )
+    assert (workspace / "MEMORY.md").read_text() == "- a\nb\n- later\n"
+
+
+def test_it_rejects_a_proposal_and_writes_nothing(pages, master, workspace):
+    proposal = job_fact()
+    html = text_of(pages.post(f"/manage/memory/proposals/{proposal.pk}/reject/", follow=True))
+    assert f"Proposal {proposal.pk} rejected." in html
+    assert not (workspace / "users/owner/facts/coffee.md").exists()
+    assert Proposal.objects.get(pk=proposal.pk).status == "rejected"
+    history = text_of(pages.get("/manage/memory/proposals/"))
+    assert f"#{proposal.pk}" in history and "Nothing waits for you." in history
+
+
+def test_it_only_decides_on_post(pages, master):
+    proposal = job_fact()
+    assert pages.get(f"/manage/memory/proposals/{proposal.pk}/approve/").status_code == 405
+    assert Proposal.objects.get(pk=proposal.pk).status == "pending"
+
+
+def test_it_starts_a_consolidation_now(pages, master, workspace):
+    html = text_of(pages.post("/manage/memory/agents/master/consolidate/", follow=True))
+    run = Run.objects.get(agent=master, kind="consolidate")
+    assert f"Consolidation started (run {run.pk}, {run.status})." in html
+    activity = text_of(pages.get("/manage/memory/activity/"))
+    assert f"<td>{run.pk}</td>" in activity
+
+
+def test_it_says_409_when_a_consolidation_already_runs(pages, master, workspace):
+    from memory.runs import start_run
+
+    running = start_run(master, "compile", trigger="test")
+    html = text_of(pages.post("/manage/memory/agents/master/consolidate/", follow=True))
+    assert html.count('class="message error"') == 1
+    assert "Conflict: a consolidation or compile is already running for master" in html
+    assert list(Run.objects.filter(agent=master)) == [running]
+
+
+def test_activity_lists_runs_newest_first_with_tokens_and_cost(pages, master, helper_agent):
+    from decimal import Decimal
+
+    old = Run.objects.create(
+        agent=master,
+        kind="consolidate",
+        status="succeeded",
+        tokens_in=1200,
+        tokens_out=340,
+        cost=Decimal("0.0123"),
+        summary="rewrote MEMORY.md",
+        model="gpt-4o-mini",
+    )
+    new = Run.objects.create(
+        agent=helper_agent, kind="compile", status="skipped", summary="no model configured"
+    )
+    html = text_of(pages.get("/manage/memory/activity/"))
+    assert html.index(f"<td>{new.pk}</td>") < html.index(f"<td>{old.pk}</td>")
+    assert "1200 / 340" in html and "$0.0123" in html and "gpt-4o-mini" in html
+    assert "rewrote MEMORY.md" in html and "no model configured" in html
+    only = text_of(pages.get("/manage/memory/activity/?agent=helper"))
+    assert "no model configured" in only and "rewrote MEMORY.md" not in only

@@ -31,16 +31,25 @@ def _agent(request: Request, agent_id: str) -> Agent:
     return get_agent_or_404(agent_id)
 
 
+class TextField(serializers.CharField):
+    """A CharField that refuses numbers and booleans instead of turning them into text."""
+
+    def to_internal_value(self, data: object) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 class PageInputSerializer(serializers.Serializer):
     """PUT body: every field optional; the ones sent change, the others keep their
     value. Unknown fields (slug, updated, links…) are ignored: the code owns them."""
 
-    title = serializers.CharField(required=False, trim_whitespace=False, max_length=300)
+    title = TextField(required=False, trim_whitespace=False, max_length=300)
     kind = serializers.ChoiceField(choices=KINDS, required=False)
-    sources = serializers.ListField(child=serializers.CharField(), required=False)
-    questions = serializers.ListField(child=serializers.CharField(allow_blank=True), required=False)
-    status = serializers.CharField(required=False, max_length=40)
-    body = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
+    sources = serializers.ListField(child=TextField(), required=False)
+    questions = serializers.ListField(child=TextField(allow_blank=True), required=False)
+    status = TextField(required=False, max_length=40)
+    body = TextField(required=False, allow_blank=True, trim_whitespace=False)
 
 
 class WikiTocView(APIView):

@@ -129,25 +129,29 @@ def test_processes_lose_no_line_while_the_note_is_rewritten(master, workspace, p
     assert revision > 1
 
 
+def _race(*actions) -> None:
+    """Run the actions in threads released together by one barrier."""
+    barrier = threading.Barrier(len(actions))
+
+    def run(action) -> None:
+        barrier.wait()
+        action()
+
+    pool = [threading.Thread(target=run, args=(action,)) for action in actions]
+    for thread in pool:
+        thread.start()
+    for thread in pool:
+        thread.join()
+
+
 def test_an_append_racing_a_rewrite_is_never_lost(master, workspace):
     """Many rounds of one append against one full rewrite, started together."""
     rounds = 300
     for round_ in range(rounds):
-        barrier = threading.Barrier(2)
-
-        def append(r=round_):
-            barrier.wait()
-            notes.memory_save(master, f"r{r}", now=AT)
-
-        def rewrite(r=round_):
-            barrier.wait()
-            _rewrite_keeping_lines(master, r)
-
-        pool = [threading.Thread(target=append), threading.Thread(target=rewrite)]
-        for thread in pool:
-            thread.start()
-        for thread in pool:
-            thread.join()
+        _race(
+            lambda r=round_: notes.memory_save(master, f"r{r}", now=AT),
+            lambda r=round_: _rewrite_keeping_lines(master, r),
+        )
         text = (workspace / f"memory/{DAY}.md").read_text()
         assert f"- 09:15 r{round_}\n" in text, f"round {round_} lost its line"
         assert text.startswith(f"# {DAY}")
@@ -162,20 +166,9 @@ def test_a_blind_rewrite_never_interleaves_with_an_append(master, workspace):
     for round_ in range(200):
         notes.write_note(master, DAY, HEADING)
         new_text = f"# {DAY} (replaced {round_})\n"
-        barrier = threading.Barrier(2)
-
-        def append(r=round_):
-            barrier.wait()
-            notes.memory_save(master, f"r{r}", now=AT)
-
-        def rewrite(text=new_text):
-            barrier.wait()
-            notes.write_note(master, DAY, text)
-
-        pool = [threading.Thread(target=append), threading.Thread(target=rewrite)]
-        for thread in pool:
-            thread.start()
-        for thread in pool:
-            thread.join()
+        _race(
+            lambda r=round_: notes.memory_save(master, f"r{r}", now=AT),
+            lambda text=new_text: notes.write_note(master, DAY, text),
+        )
         text = (workspace / f"memory/{DAY}.md").read_text()
         assert text in (new_text, f"{new_text}- 09:15 r{round_}\n"), text

@@ -1,3 +1,9 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
 
-urlpatterns: list = []
+from memory.api_search import MemorySearchView
+
+app_name = "search"
+
+urlpatterns = [
+    path("memory/search", MemorySearchView.as_view(), name="search"),
+]

@@ -1,0 +1,422 @@
+"""memory_search (SPEC §6.1): folding, the word rules, entries, ranking, limits and a cache
+that is never stale. Files are written by hand on purpose: search must see whatever a person
+(or another process) put on disk."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+from memory import facts, search, text
+from memory.errors import InvalidInput
+
+OLD = 1_600_000_000  # 2020-09-13, a fixed mtime far from "now"
+
+
+def put(home: Path, rel: str, body: str, *, mtime: int | None = None) -> Path:
+    """Write a file by hand, optionally with a given mtime (seconds)."""
+    path = home / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(body, encoding="utf-8")
+    if mtime is not None:
+        os.utime(path, (mtime, mtime))
+    return path
+
+
+def found(query: str, agent, **options) -> list[str]:
+    return [search.format_hit(hit) for hit in search.search(query, agent=agent, **options)]
+
+
+# --- folding -----------------------------------------------------------------------------
+
+
+def test_it_finds_sach_dang_doc_typed_without_marks(master, workspace):
+    put(workspace, "memory/2026-01-05.md", "# 2026-01-05\n\n- 10:00 Sách đang đọc: Nhà giả kim\n")
+
+    assert found("sach dang doc", master) == [
+        "[memory/2026-01-05.md:3] - 10:00 Sách đang đọc: Nhà giả kim"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("query", "line"),
+    [
+        ("nguyen", "Gặp anh Nguyễn ở quán"),
+        ("benh vien", "Đưa mẹ đi bệnh viện Chợ Rẫy"),
+        ("ho chi minh", "Bay vào Hồ Chí Minh chiều nay"),
+        ("pho", "Ăn phở bò"),
+        ("duc", "Chuyến đi Đức tháng sau"),
+        ("ĐỨC", "Chuyến đi Đức tháng sau"),
+        ("phở", "pho with friends"),
+    ],
+)
+def test_it_folds_marks_d_and_case_on_both_sides(master, workspace, query, line):
+    put(workspace, "MEMORY.md", f"# Memory\n\n- {line}\n- something else entirely\n")
+
+    assert found(query, master) == [f"[MEMORY.md:3] - {line}"]
+
+
+def test_fold_drops_every_combining_mark_and_keeps_the_lines():
+    assert text.fold("Sách ĐANG đọc\nHồ Chí Minh") == "sach dang doc\nho chi minh"
+    assert text.fold("Ê\u0301\u0323 Ｄ ǅ 東京") == "e ｄ ǆ 東京"
+
+
+def spec_fold(value: str) -> str:
+    """SPEC §6.1 word for word: NFD, drop combining marks, đ→d and Đ→D, casefold."""
+    decomposed = unicodedata.normalize("NFD", value)
+    kept = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    return kept.replace("đ", "d").replace("Đ", "D").casefold()
+
+
+def test_fold_is_the_spec_rule_for_every_character():
+    every = [chr(code) for code in range(0x110000) if not 0xD800 <= code < 0xE000]
+
+    assert text.fold("".join(every)) == spec_fold("".join(every))
+    assert [text.fold(ch) for ch in every[:0x3000]] == [spec_fold(ch) for ch in every[:0x3000]]
+    assert text.words("Sách, đang-đọc!! sách") == ["sach", "dang", "doc"]
+
+
+# --- the word rules ----------------------------------------------------------------------
+
+
+def test_it_matches_a_short_word_only_whole(master, workspace):
+    put(
+        workspace,
+        "memory/2026-01-05.md",
+        "- cho con đi học\n- ông bà ở quê\n- đi ô tô về\n- chọn o đầu tiên\n",
+    )
+
+    assert found("o", master) == [
+        "[memory/2026-01-05.md:2] - ông bà ở quê",  # ở folds to a whole `o`
+        "[memory/2026-01-05.md:3] - đi ô tô về",
+        "[memory/2026-01-05.md:4] - chọn o đầu tiên",
+    ]
+
+
+def test_it_matches_doc_as_a_word_but_docs_anywhere(master, workspace):
+    put(
+        workspace,
+        "memory/2026-01-05.md",
+        "- đọc sách\n- the doc is ready\n- read the docs\n- fix the docstring\n- a_doc_file\n",
+    )
+
+    assert found("doc", master) == [
+        "[memory/2026-01-05.md:1] - đọc sách",
+        "[memory/2026-01-05.md:2] - the doc is ready",
+        "[memory/2026-01-05.md:5] - a_doc_file",  # `_` is not a letter: doc stands alone
+    ]
+    assert found("docs", master) == [
+        "[memory/2026-01-05.md:3] - read the docs",
+        "[memory/2026-01-05.md:4] - fix the docstring",
+    ]
+
+
+def test_it_refuses_a_query_without_letters_or_digits(master, workspace):
+    with pytest.raises(InvalidInput):
+        search.search("  ?!… ", agent=master)
+
+
+# --- entries and the all-words rule ------------------------------------------------------
+
+
+def test_it_keeps_only_entries_with_every_word_when_there_are_some(master, workspace):
+    put(
+        workspace,
+        "memory/2026-01-05.md",
+        "- sách hay tuần này\n- một cuốn sách\n- phim hay\n- sách hay khác\n",
+    )
+
+    assert found("sach hay", master) == [
+        "[memory/2026-01-05.md:1] - sách hay tuần này",
+        "[memory/2026-01-05.md:4] - sách hay khác",
+    ]
+
+
+def test_it_falls_back_to_partial_matches_best_first_when_none_has_every_word(master, workspace):
+    put(workspace, "memory/2026-01-05.md", "- eco only\n- retreat and deadline\n", mtime=OLD)
+    put(workspace, "memory/2026-01-06.md", "- deadline alone\n", mtime=OLD + 86400)
+
+    hits = search.search("eco retreat deadline", agent=master)
+
+    assert [(search.format_hit(hit), hit.score) for hit in hits] == [
+        ("[memory/2026-01-05.md:2] - retreat and deadline", 2),
+        ("[memory/2026-01-06.md:1] - deadline alone", 1),  # newer file first
+        ("[memory/2026-01-05.md:1] - eco only", 1),
+    ]
+
+
+def test_it_searches_every_markdown_file_of_the_agent_and_nothing_else(master, workspace):
+    put(workspace, "MEMORY.md", "- kiwi in memory\n")
+    put(workspace, "memory/2026-01-05-1030.md", "- kiwi in a suffixed note\n")
+    put(workspace, "memory/facebook-books.md", "- kiwi in a hand-kept file\n")
+    put(workspace, "memory/wiki/entities/kiwi.md", "# Kiwi\n\nkiwi on a wiki page\n")
+    put(workspace, "memory/notes.txt", "kiwi in a text file\n")
+    put(workspace, "memory/.hidden.md", "kiwi hidden\n")
+    put(workspace, "users/owner/USER.md", "kiwi in USER.md\n")
+    put(workspace, "agents/helper/memory/2026-01-05.md", "- kiwi of another agent\n")
+    put(workspace, "AGENTS.md", "kiwi persona\n")
+
+    assert sorted(hit.path for hit in search.search("kiwi", agent=master)) == [
+        "MEMORY.md",
+        "memory/2026-01-05-1030.md",
+        "memory/facebook-books.md",
+        "memory/wiki/entities/kiwi.md",
+        "memory/wiki/entities/kiwi.md",
+    ]
+
+
+def test_it_shows_paths_relative_to_another_agents_dir(helper_agent, workspace):
+    put(workspace, "agents/helper/memory/2026-01-05.md", "- mango for helper\n")
+    put(workspace, "memory/2026-01-05.md", "- mango for master\n")
+
+    assert found("mango", helper_agent) == ["[memory/2026-01-05.md:1] - mango for helper"]
+    assert search.search("mango", agent=helper_agent)[0].scope == "agent:helper"
+
+
+def test_it_does_not_search_the_wiki_machine_block(master, workspace):
+    page = "\n".join(
+        [
+            "---",
+            "title: Eco retreat",
+            "kind: entity",
+            "---",
+            "",
+            "Deadline for Eco retreat is Friday.",
+            "",
+            text.MACHINE_BLOCK_START,
+            "Links out: [[Zanzibar trip]]",
+            "Linked from: [[Friday plans]]",
+            text.MACHINE_BLOCK_END,
+            "Zanzibar is written here by a person.",
+            "",
+        ]
+    )
+    put(workspace, "memory/wiki/entities/eco-retreat.md", page)
+
+    assert found("zanzibar", master) == [
+        "[memory/wiki/entities/eco-retreat.md:12] Zanzibar is written here by a person."
+    ]
+    assert [hit.line for hit in search.search("friday", agent=master)] == [6]
+
+
+# --- facts -------------------------------------------------------------------------------
+
+
+def test_a_fact_is_one_entry_matched_on_description_and_body_together(master, workspace):
+    facts.save_fact(
+        "favourite-dish",
+        description="Món ăn yêu thích",
+        type="preference",
+        body="Phở bò tái,\nkhông hành.",
+        written_by="owner",
+        source="chat",
+    )
+    put(workspace, "memory/2026-01-05.md", "- phở với bạn\n", mtime=OLD)
+
+    hits = search.search("mon pho", agent=master)
+
+    assert [search.format_hit(hit) for hit in hits] == [
+        "[users/owner/facts/favourite-dish.md] Món ăn yêu thích — Phở bò tái, không hành."
+    ]
+    assert (hits[0].scope, hits[0].agent, hits[0].line, hits[0].score) == ("user", None, None, 2)
+
+
+def test_it_does_not_search_the_fact_index_or_frontmatter(master, workspace):
+    facts.save_fact(
+        "city",
+        description="Where the owner lives",
+        type="profile",
+        body="Đà Nẵng",
+        written_by="owner",
+        source="telegram",
+    )
+
+    assert found("telegram", master) == []
+    assert found("lives", master) == ["[users/owner/facts/city.md] Where the owner lives — Đà Nẵng"]
+
+
+def test_it_leaves_the_user_scope_out_when_asked(master, workspace):
+    facts.save_fact(
+        "city",
+        description="Home town",
+        type="profile",
+        body="Huế",
+        written_by="owner",
+        source="chat",
+    )
+
+    assert search.search("hue", agent=master, include_user=False) == []
+    assert len(search.search("hue", agent=None)) == 1
+
+
+# --- ranking -----------------------------------------------------------------------------
+
+
+def test_it_ranks_a_newer_file_first_then_path_descending_then_line_order(master, workspace):
+    put(workspace, "memory/2026-01-01.md", "- tennis old\n", mtime=OLD)
+    put(workspace, "memory/2026-01-02.md", "- tennis new a\n- tennis new b\n", mtime=OLD + 500)
+    put(workspace, "memory/2026-01-03.md", "- tennis same time\n", mtime=OLD + 100)
+    put(workspace, "memory/2026-01-04.md", "- tennis same time\n", mtime=OLD + 100)
+
+    assert found("tennis", master) == [
+        "[memory/2026-01-02.md:1] - tennis new a",
+        "[memory/2026-01-02.md:2] - tennis new b",
+        "[memory/2026-01-04.md:1] - tennis same time",
+        "[memory/2026-01-03.md:1] - tennis same time",
+        "[memory/2026-01-01.md:1] - tennis old",
+    ]
+
+
+def test_it_ranks_more_matched_words_before_a_newer_file(master, workspace):
+    put(workspace, "memory/2020-01-01.md", "- huyết áp 120/80 buổi sáng\n", mtime=OLD)
+    put(workspace, "memory/2026-01-01.md", "- sáng nay trời mưa\n", mtime=OLD + 10**7)
+
+    hits = search.search("huyet ap sang toi", agent=master)
+
+    assert [(hit.path, hit.score) for hit in hits] == [
+        ("memory/2020-01-01.md", 3),
+        ("memory/2026-01-01.md", 1),
+    ]
+
+
+def test_a_recent_edit_lifts_an_old_file_to_the_top(master, workspace):
+    put(workspace, "memory/2020-01-01.md", "- kayak trip\n", mtime=OLD)
+    put(workspace, "memory/2021-01-01.md", "- kayak rental\n", mtime=OLD + 1000)
+    assert found("kayak", master)[0] == "[memory/2021-01-01.md:1] - kayak rental"
+
+    with open(workspace / "memory/2020-01-01.md", "a", encoding="utf-8") as handle:
+        handle.write("- kayak again\n")  # mtime is now: the newest file
+
+    assert found("kayak", master)[:2] == [
+        "[memory/2020-01-01.md:1] - kayak trip",
+        "[memory/2020-01-01.md:2] - kayak again",
+    ]
+
+
+# --- limits ------------------------------------------------------------------------------
+
+
+def test_it_returns_at_most_12_results_unless_asked(master, workspace):
+    put(workspace, "memory/2026-01-05.md", "".join(f"- guava {n}\n" for n in range(30)))
+
+    assert len(search.search("guava", agent=master)) == 12
+    assert found("guava", master)[-1] == "[memory/2026-01-05.md:12] - guava 11"
+    assert len(search.search("guava", agent=master, limit=3)) == 3
+    assert len(search.search("guava", agent=master, limit=100)) == 30
+    for bad in (0, 101, -1, "5", True):
+        with pytest.raises(InvalidInput):
+            search.search("guava", agent=master, limit=bad)
+
+
+def test_it_cuts_text_at_700_characters(master, workspace):
+    put(workspace, "memory/2026-01-05.md", "- papaya " + "x" * 1000 + "\n")
+    facts.save_fact(
+        "long",
+        description="papaya fact",
+        type="reference",
+        body="y" * 900,
+        written_by="owner",
+        source="chat",
+    )
+
+    texts = [hit.text for hit in search.search("papaya", agent=master)]
+
+    assert sorted(len(t) for t in texts) == [700, 700]
+    assert all(t.endswith("…") for t in texts)
+    assert "- papaya " + "x" * 690 + "…" in texts
+
+
+def test_format_hits_is_one_line_per_hit():
+    hits = [
+        search.Hit("agent:master", "master", "memory/2026-01-05.md", 3, "- a", 1),
+        search.Hit("user", None, "users/owner/facts/x.md", None, "d — b", 1),
+    ]
+
+    assert (
+        search.format_hits(hits) == "[memory/2026-01-05.md:3] - a\n[users/owner/facts/x.md] d — b"
+    )
+    assert search.format_hits([]) == ""
+
+
+# --- never stale -------------------------------------------------------------------------
+
+
+def test_a_hand_edit_shows_in_the_next_query(master, workspace):
+    note = put(workspace, "memory/2020-01-01.md", "- lychee season\n", mtime=OLD)
+    assert found("lychee", master) == ["[memory/2020-01-01.md:1] - lychee season"]
+
+    with open(note, "a", encoding="utf-8") as handle:
+        handle.write("- lychee jam\n")
+    assert len(found("lychee", master)) == 2
+
+    note.write_text("- nothing here\n", encoding="utf-8")
+    assert found("lychee", master) == []
+
+    note.unlink()
+    assert found("nothing", master) == []
+
+
+def test_a_same_size_edit_with_the_same_mtime_shows_in_the_next_query(master, workspace):
+    note = put(workspace, "memory/2020-01-01.md", "- apricot\n", mtime=OLD)
+    before = os.stat(note)
+    assert found("apricot", master) == ["[memory/2020-01-01.md:1] - apricot"]
+
+    # Rewritten in place (same inode), same size, mtime put back to the very nanosecond.
+    with open(note, "r+", encoding="utf-8") as handle:
+        handle.write("- avocado")
+    os.utime(note, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = os.stat(note)
+    assert (after.st_ino, after.st_size, after.st_mtime_ns) == (
+        before.st_ino,
+        before.st_size,
+        before.st_mtime_ns,
+    )
+
+    assert found("apricot", master) == []
+    assert found("avocado", master) == ["[memory/2020-01-01.md:1] - avocado"]
+
+
+def test_a_settled_file_is_served_from_the_cache_and_reread_once_changed(master, workspace):
+    note = put(workspace, "memory/2020-01-01.md", "- quince\n", mtime=OLD)
+    # Let the file settle past the racy window so the cache, not a re-read, answers.
+    time.sleep(search.RACY_WINDOW_NS / 1e9 + 0.05)
+    assert found("quince", master) == ["[memory/2020-01-01.md:1] - quince"]
+    assert found("quince", master) == ["[memory/2020-01-01.md:1] - quince"]
+
+    note.write_text("- quince\n- quince paste\n", encoding="utf-8")
+    os.utime(note, (OLD, OLD))
+
+    assert len(found("quince", master)) == 2
+
+
+def test_concurrent_searches_agree_while_a_writer_appends(master, workspace):
+    put(workspace, "memory/2020-01-01.md", "".join(f"- fig {n}\n" for n in range(200)), mtime=OLD)
+    for day in range(1, 29):
+        put(workspace, f"memory/2021-02-{day:02d}.md", f"- other {day}\n", mtime=OLD + day)
+    search.clear_cache()
+    errors: list[BaseException] = []
+    results: list[int] = []
+
+    def reader() -> None:
+        try:
+            for _ in range(20):
+                results.append(len(search.search("fig", agent=master, limit=100)))
+        except BaseException as error:  # noqa: BLE001 — reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=reader) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert errors == []
+    assert set(results) == {100}
+    with open(workspace / "memory/2021-02-01.md", "a", encoding="utf-8") as handle:
+        handle.write("- fig newest\n")
+    assert found("fig", master)[0] == "[memory/2021-02-01.md:2] - fig newest"

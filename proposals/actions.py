@@ -257,13 +257,15 @@ def approve(proposal: Proposal, *, by: str) -> Proposal:
     marking it `superseded` when any target changed since it was proposed (target
     untouched). Atomic: the row moves to `approved` only if every file was written.
     """
-    writes = planned_writes(proposal)
-    bases = _base_hashes(proposal)
     stale: list[str] = []
     now = timezone.now()
     with contextlib.ExitStack() as locks:
         with transaction.atomic():
             _claim(proposal, APPROVED, by=by, now=now)
+            # What to write comes from the row as stored, not from the caller's copy.
+            row = Proposal.objects.get(pk=proposal.pk)
+            writes = planned_writes(row)
+            bases = _base_hashes(row)
             # Locks are taken after the row (DB first, then files, everywhere) and held
             # until after the commit, so nobody can slip a write between check and commit.
             locks.enter_context(_locked_all(list(writes)))
@@ -311,9 +313,6 @@ def undo(proposal: Proposal, *, by: str) -> Proposal:
     Conflict (nothing written) when the proposal was not applied (pending, rejected,
     superseded), was already undone, or any target changed since it was applied.
     """
-    writes = planned_writes(proposal)
-    previous = previous_texts(proposal)
-    applied = dict(proposal.applied_hashes or {})
     now = timezone.now()
     with contextlib.ExitStack() as locks:
         with transaction.atomic():
@@ -330,6 +329,10 @@ def undo(proposal: Proposal, *, by: str) -> Proposal:
                         status=row.status,
                     )
                 raise Conflict(f"Proposal {proposal.pk} was already undone.", status=row.status)
+            row = Proposal.objects.get(pk=proposal.pk)
+            writes = planned_writes(row)
+            previous = previous_texts(row)
+            applied = dict(row.applied_hashes or {})
             locks.enter_context(_locked_all(list(writes)))
             changed = [path for path in writes if workspace.file_hash(path) != applied.get(path)]
             if changed:

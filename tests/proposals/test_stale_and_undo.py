@@ -232,3 +232,27 @@ def test_it_applies_nothing_of_a_batch_when_one_page_changed(master, pages_kind)
     assert workspace.read("memory/wiki/b.md") == "B edited"
     proposal.refresh_from_db()
     assert proposal.status == "superseded"
+
+
+class BrokenRefreshKind(BaseKind):
+    name = "test_broken_refresh"
+
+    def changes(self, *, agent, payload):
+        return {"refresh.md": "written\n"}
+
+    def after_write(self, proposal):
+        raise RuntimeError("index rebuild failed")
+
+
+def test_it_keeps_an_approval_when_the_refresh_afterwards_fails(master):
+    register_kind(BrokenRefreshKind())
+    try:
+        proposal = actions.propose(
+            "test_broken_refresh", agent=None, target="refresh.md", payload={}, source="job:1"
+        )
+        actions.approve(proposal, by="alice")
+    finally:
+        actions._KINDS.pop("test_broken_refresh", None)
+
+    assert workspace.read("refresh.md") == "written\n"
+    assert proposal.status == "approved"

@@ -118,8 +118,6 @@ def read_notes_block(
             newest = mtime if newest is None else max(newest, mtime)
         if cut:
             break
-    if not cut and len(by_day) > len(included_days):
-        cut = True
     return NotesBlock(text, included_days, names, newest, cut)
 
 

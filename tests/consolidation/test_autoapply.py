@@ -135,4 +135,7 @@ def test_it_treats_a_new_memory_file_as_only_additions():
 def test_it_splits_the_trailing_date_from_the_content():
     assert split_date("- Likes pho (2026-11-01)") == ("- Likes pho", "2026-11-01")
     assert split_date("- Likes pho") == ("- Likes pho", None)
-    assert split_date("- Likes pho (2026-11-01) really") == ("- Likes pho (2026-11-01) really", None)
+    assert split_date("- Likes pho (2026-11-01) really") == (
+        "- Likes pho (2026-11-01) really",
+        None,
+    )

@@ -126,8 +126,14 @@ def test_it_skips_when_no_model_is_configured(helper_agent, settings):
 @pytest.mark.parametrize(
     ("reply", "summary_start"),
     [
-        ("Here is the new memory: - Owner lives in Hanoi", "the model call failed: the model did not answer with one JSON object"),
-        ({"memory": "# Memory\n"}, "the model answered badly: the answer lacks `memory` or `reasons`"),
+        (
+            "Here is the new memory: - Owner lives in Hanoi",
+            "the model call failed: the model did not answer with one JSON object",
+        ),
+        (
+            {"memory": "# Memory\n"},
+            "the model answered badly: the answer lacks `memory` or `reasons`",
+        ),
         ({"reasons": []}, "the model answered badly: the answer lacks `memory` or `reasons`"),
         ({"memory": ["a"], "reasons": []}, "the model answered badly: `memory` is not a string"),
         ({"memory": "x", "reasons": "none"}, "the model answered badly: `reasons` is not a list"),
@@ -135,12 +141,28 @@ def test_it_skips_when_no_model_is_configured(helper_agent, settings):
             {"memory": "x", "reasons": [{"line": "a", "action": "delete", "why": "b"}]},
             "the model answered badly: reason 1 has an unknown action 'delete'",
         ),
-        ({"memory": "x", "reasons": [{"line": "a", "action": "keep"}]}, "the model answered badly: reason 1 lacks"),
+        (
+            {"memory": "x", "reasons": [{"line": "a", "action": "keep"}]},
+            "the model answered badly: reason 1 lacks",
+        ),
         (Reply(status=500), "the model call failed: HTTP 500"),
-        (Reply(content={"memory": "late", "reasons": []}, delay=1.5), "the model call failed: the model did not answer within"),
+        (
+            Reply(content={"memory": "late", "reasons": []}, delay=1.5),
+            "the model call failed: the model did not answer within",
+        ),
     ],
-    ids=["prose", "no-reasons", "no-memory", "memory-not-str", "reasons-not-list", "bad-action", "no-why", "http-500", "timeout"],
-)  # fmt: skip
+    ids=[
+        "prose",
+        "no-reasons",
+        "no-memory",
+        "memory-not-str",
+        "reasons-not-list",
+        "bad-action",
+        "no-why",
+        "http-500",
+        "timeout",
+    ],
+)
 def test_a_bad_answer_fails_the_run_and_touches_nothing(
     helper_agent, fake_llm, settings, reply, summary_start
 ):
@@ -173,7 +195,9 @@ def test_a_failed_run_still_records_the_usage_reported(helper_agent, fake_llm):
 def test_it_accepts_an_answer_in_a_code_fence(helper_agent, fake_llm):
     write_memory(helper_agent, OLD)
     write_note(helper_agent, f"{day(0)}.md", "news\n")
-    fake_llm.script('```json\n{"memory": "# Memory\\n- Owner lives in Hanoi\\n", "reasons": []}\n```')
+    fake_llm.script(
+        '```json\n{"memory": "# Memory\\n- Owner lives in Hanoi\\n", "reasons": []}\n```'
+    )
 
     run = run_now(helper_agent)
 
@@ -237,11 +261,26 @@ MEM = "# Memory\n\n- Owner lives in Hanoi ({d90})\n- Prefers tea\n"
         ("add", MEM + "- Plays the piano ({note})\n", True, "1 line(s) added, 0 date(s) changed"),
         ("dates", MEM.replace("({d90})", "({note})"), True, "0 line(s) added, 1 date(s) changed"),
         ("today", MEM + "- Bought a bike ({today})\n", True, "1 line(s) added"),
-        ("drop", "# Memory\n\n- Owner lives in Hanoi ({d90})\n", False, "drops a line: - Prefers tea"),
-        ("change", MEM.replace("Prefers tea", "Prefers coffee"), False, "changes a line: - Prefers tea → - Prefers coffee"),
-        ("unknown-date", MEM + "- Bought a bike (2020-01-02)\n", False, "carries the date 2020-01-02"),
+        (
+            "drop",
+            "# Memory\n\n- Owner lives in Hanoi ({d90})\n",
+            False,
+            "drops a line: - Prefers tea",
+        ),
+        (
+            "change",
+            MEM.replace("Prefers tea", "Prefers coffee"),
+            False,
+            "changes a line: - Prefers tea → - Prefers coffee",
+        ),
+        (
+            "unknown-date",
+            MEM + "- Bought a bike (2020-01-02)\n",
+            False,
+            "carries the date 2020-01-02",
+        ),
     ],
-)  # fmt: skip
+)
 def test_an_autonomous_agents_rewrite_applies_or_is_held_by_code(
     helper_agent, fake_llm, case, new, applied, summary_part
 ):

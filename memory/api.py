@@ -35,11 +35,15 @@ from memory.serializers import (
     AgentSerializer,
     AgentUpdateSerializer,
     BodyInputSerializer,
+    ContextSerializer,
     FactInputSerializer,
     FactSerializer,
     LinesInputSerializer,
+    NoteBodySerializer,
     NoteSerializer,
     SaveInputSerializer,
+    SaveResultSerializer,
+    StatsSerializer,
     UserSerializer,
 )
 from memory.text import parse_note_name
@@ -229,7 +233,7 @@ class MemoryLinesView(APIView):
 
 
 class MemorySaveView(APIView):
-    @extend_schema(request=SaveInputSerializer)
+    @extend_schema(request=SaveInputSerializer, responses=SaveResultSerializer)
     def post(self, request: Request, agent_id: str) -> Response:
         agent = _agent(request, agent_id)
         data = _valid(SaveInputSerializer, request.data)
@@ -261,12 +265,14 @@ def _note_answer(name: str, body: str, *, code: int = status.HTTP_200_OK) -> Res
 
 
 class NoteView(APIView):
-    @extend_schema(responses=BodyInputSerializer)
+    @extend_schema(responses=NoteBodySerializer)
     def get(self, request: Request, agent_id: str, name: str) -> Response:
         agent = _agent(request, agent_id)
         return _note_answer(name, notes.read_note(agent, name))
 
-    @extend_schema(request=BodyInputSerializer, responses=BodyInputSerializer)
+    @extend_schema(
+        request=BodyInputSerializer, responses={200: NoteBodySerializer, 201: NoteBodySerializer}
+    )
     def put(self, request: Request, agent_id: str, name: str) -> Response:
         agent = _agent(request, agent_id)
         notes.note_path(agent, name)  # a bad name is 422 before the body is looked at
@@ -286,7 +292,8 @@ class ContextView(APIView):
         parameters=[
             OpenApiParameter("conversation", str, description="omit for the preview"),
             OpenApiParameter("chat", str, enum=list(context.CHAT_KINDS)),
-        ]
+        ],
+        responses=ContextSerializer,
     )
     def get(self, request: Request, agent_id: str) -> Response:
         agent = _agent(request, agent_id)
@@ -300,6 +307,7 @@ class ContextView(APIView):
 
 
 class StatsView(APIView):
+    @extend_schema(responses=StatsSerializer)
     def get(self, request: Request) -> Response:
         agents = list(Agent.objects.all())
         return Response(

@@ -94,3 +94,29 @@ class LinesInputSerializer(serializers.Serializer):
 
     lines = serializers.ListField(child=serializers.CharField(allow_blank=True), allow_empty=True)
     source = serializers.CharField(trim_whitespace=False)
+
+
+class NoteBodySerializer(serializers.Serializer):
+    """One note: `{"day", "name", "body"}`."""
+
+    day = serializers.CharField()
+    name = serializers.CharField()
+    body = serializers.CharField()
+
+
+class SaveResultSerializer(serializers.Serializer):
+    day = serializers.CharField()
+    name = serializers.CharField()
+    line = serializers.CharField()
+
+
+class ContextSerializer(serializers.Serializer):
+    system = serializers.CharField()
+    pre_turn = serializers.CharField()
+
+
+class StatsSerializer(serializers.Serializer):
+    pending_proposals = serializers.IntegerField()
+    agents = serializers.IntegerField()
+    facts = serializers.IntegerField()
+    notes = serializers.IntegerField()

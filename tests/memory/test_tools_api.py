@@ -37,8 +37,18 @@ def test_it_lists_the_tools_with_schemas_and_descriptions(master_client):
     for name in ["memory_save", "memory_search", "memory_get"]:
         assert listed[name]["description"]
         assert "source" in listed[name]["parameters"]["required"]
-    for name in ["user_memory_save", "user_memory_forget"]:
-        assert name in listed
+    # Every tool of SPEC §16, the wiki's included (registered from WikiConfig.ready()).
+    assert set(listed) >= {
+        "memory_save",
+        "memory_search",
+        "memory_get",
+        "user_memory_save",
+        "user_memory_forget",
+        "wiki_get",
+        "wiki_search",
+        "wiki_apply",
+    }
+    assert all(tool["description"] for tool in listed.values())
 
 
 def test_another_agents_token_may_not_list_or_call_its_tools(helper_client, master, workspace):
@@ -284,3 +294,22 @@ def test_memory_get_reads_every_path_memory_search_shows(helper_client, workspac
         response = call(helper_client, "helper", "memory_get", path=path, source="chat")
         assert response.status_code == 200, path
         assert "eco" in response.json()["result"].lower()
+
+
+def test_the_wiki_tools_go_through_the_same_validation(master_client, workspace):
+    page = {"title": "Eco Retreat", "kind": "entity", "body": "Deadline 3 March."}
+    for sources in [None, [], ["note:2026-11-30", 7]]:
+        arguments = {**page, "source": "chat"}
+        if sources is not None:
+            arguments["sources"] = sources
+        response = call(master_client, "master", "wiki_apply", **arguments)
+        assert response.status_code == 422, sources
+    assert not (workspace / "memory" / "wiki" / "entities" / "eco-retreat.md").exists()
+
+    response = call(
+        master_client, "master", "wiki_apply", **page, sources=["note:2026-11-30"], source="chat"
+    )
+    assert response.status_code == 200
+    assert (workspace / "memory" / "wiki" / "entities" / "eco-retreat.md").exists()
+    got = call(master_client, "master", "wiki_get", title="eco retreat", source="chat")
+    assert "Deadline 3 March." in got.json()["result"]

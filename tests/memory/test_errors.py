@@ -77,3 +77,24 @@ def test_wrong_types_are_422(owner_client, master, workspace, url, body):
     response = owner_client.post(url, json.dumps(body), content_type="application/json")
     assert response.status_code == 422
     assert _files(workspace) == before
+
+
+@pytest.mark.parametrize(
+    "source", ["chat", "telegram", "web", "http", "conv:tg-42", "job:nightly-consolidate"]
+)
+def test_it_accepts_the_known_sources(source):
+    from memory.writes import is_job_source, validate_source
+
+    assert validate_source(source) == source
+    assert is_job_source(source) is source.startswith("job:")
+
+
+@pytest.mark.parametrize(
+    "source", ["", " ", "job:", "job: x", "Job:x", "web\n", "chat\x00", None, 3, "x" * 300]
+)
+def test_it_refuses_nonsense_sources(source):
+    from memory.errors import InvalidInput
+    from memory.writes import validate_source
+
+    with pytest.raises(InvalidInput):
+        validate_source(source)

@@ -252,23 +252,28 @@ class Outcome:
 
 
 def run_consolidation(run: Run) -> Run:
-    """Do the work of a claimed `running` consolidate run and finish it; then, for the
-    master agent, fact hygiene; then chain the wiki compile. Never raises: an unexpected
-    error fails the run (files as they were) and is logged."""
+    """Do the work of a claimed `running` consolidate run and finish it. For the master
+    agent, fact hygiene runs after the rewrite step (its own `fact_review` run, whose
+    summary is also appended to this run's). Then the wiki compile is chained, once this
+    run is finished (one rewrite-or-compile per agent). Never raises: an unexpected error
+    fails the run (files as they were) and is logged."""
     agent = run.agent
     try:
         outcome = _rewrite_step(run, agent)
     except Exception as exc:  # the run must never stay `running`
         log.exception("consolidation run %s failed", run.pk)
         outcome = Outcome(Run.Status.FAILED, f"internal error: {exc.__class__.__name__}: {exc}")
-    run = runs.finish_run(run, outcome.status, summary=outcome.summary, reasons=outcome.reasons)
+    summary = outcome.summary
     if agent.is_default and outcome.answered and outcome.block is not None:
         from memory import hygiene
 
         try:
-            hygiene.review_facts(agent, outcome.block, parent=run)
+            review = hygiene.review_facts(agent, outcome.block, parent=run)
+            summary += f" · fact review (run #{review.pk}): {review.summary}"
         except Exception:
             log.exception("fact hygiene after run %s failed", run.pk)
+            summary += " · fact review failed"
+    run = runs.finish_run(run, outcome.status, summary=summary, reasons=outcome.reasons)
     chain_compile(agent)
     return run
 

@@ -200,10 +200,12 @@ def _review(run: Run, agent: Agent, block: NotesBlock, parent: Run) -> tuple[str
     try:
         answer = provider.complete_json(prompt.system, prompt.user)
     except LLMError as exc:
+        runs.heartbeat(parent)
         runs.record_usage(run, exc)
         bad = "the model answered badly" if exc.raw else "the model call failed"
         return Run.Status.FAILED, f"{bad}: {exc.message}; no fact proposals", []
     runs.record_usage(run, answer)
+    runs.heartbeat(parent)  # the consolidation waits for this review: keep its lease
     try:
         items = parse_review(answer.data)
     except BadAnswer as exc:

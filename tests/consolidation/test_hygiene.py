@@ -114,6 +114,7 @@ def test_it_makes_at_most_ten_proposals_always_pending(master, fake_llm):
     assert workspace.exists(facts.fact_path("fact-00"))  # nothing forgotten yet
     # The rewrite itself was the autonomous agent's to apply (only an added line).
     assert run.status == "succeeded"
+    assert run.summary.endswith(f" · fact review (run #{review.pk}): {review.summary}")
 
 
 def test_a_forget_and_an_update_apply_when_approved(master, fake_llm):

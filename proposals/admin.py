@@ -106,7 +106,13 @@ class ProposalAdmin(admin.ModelAdmin):
     def run_link(self, obj: Proposal) -> str:
         if obj.run_id is None:
             return "—"
-        return format_html("#{} {} ({})", obj.run_id, obj.run.kind, obj.run.status)
+        return format_html(
+            '<a href="{}">#{} {} ({})</a>',
+            reverse("admin:memory_run_change", args=[obj.run_id]),
+            obj.run_id,
+            obj.run.kind,
+            obj.run.status,
+        )
 
     @admin.display(description="reasons")
     def reasons_list(self, obj: Proposal) -> str:

@@ -3,6 +3,8 @@ the person's job, so agent tokens get 403 on every route here, listing included.
 
 from __future__ import annotations
 
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -29,6 +31,15 @@ class ProposalList(APIView):
 
     permission_classes = [IsOwner]
 
+    @extend_schema(
+        operation_id="proposals_list",
+        parameters=[
+            OpenApiParameter("status", OpenApiTypes.STR, description="pending (default), all, …"),
+            OpenApiParameter("kind", OpenApiTypes.STR),
+            OpenApiParameter("agent", OpenApiTypes.STR),
+        ],
+        responses=ProposalSerializer(many=True),
+    )
     def get(self, request: Request) -> Response:
         status = request.query_params.get("status") or Proposal.Status.PENDING
         if status not in STATUS_FILTERS:
@@ -51,9 +62,15 @@ class ProposalDetail(APIView):
 
     permission_classes = [IsOwner]
 
+    @extend_schema(operation_id="proposals_read", responses=ProposalSerializer)
     def get(self, request: Request, proposal_id: int) -> Response:
         return Response(ProposalSerializer(get_proposal_or_404(proposal_id)).data)
 
+    @extend_schema(
+        operation_id="proposals_decide",
+        request=DecisionSerializer,
+        responses={200: ProposalSerializer, 409: OpenApiTypes.OBJECT},
+    )
     def post(self, request: Request, proposal_id: int) -> Response:
         proposal = get_proposal_or_404(proposal_id)
         decision = DecisionSerializer(data=request.data)
@@ -70,6 +87,11 @@ class ProposalUndo(APIView):
 
     permission_classes = [IsOwner]
 
+    @extend_schema(
+        operation_id="proposals_undo",
+        request=None,
+        responses={200: ProposalSerializer, 409: OpenApiTypes.OBJECT},
+    )
     def post(self, request: Request, proposal_id: int) -> Response:
         proposal = actions.undo(get_proposal_or_404(proposal_id), by=actor_name(request))
         return Response(ProposalSerializer(proposal).data)

@@ -258,3 +258,25 @@ def test_it_shows_the_pending_badge_on_the_admin_index(admin_client, helper_agen
 
     assert '<strong class="pending-badge">2</strong>' in html
     assert "pending proposals waiting for review" in html
+
+
+def test_it_links_the_run_that_made_the_proposal(admin_client, helper_agent):
+    from memory.models import Run
+
+    run = Run.objects.create(agent=helper_agent, kind="consolidate", status="succeeded")
+    proposal = actions.propose(
+        "agent_memory",
+        agent=helper_agent,
+        target=MEMORY,
+        payload={"lines": ["from a run"]},
+        source="job:consolidate",
+        run=run,
+    )
+
+    html = admin_client.get(
+        reverse("admin:proposals_proposal_change", args=[proposal.pk])
+    ).content.decode()
+
+    run_url = reverse("admin:memory_run_change", args=[run.pk])
+    assert f'<a href="{run_url}">#{run.pk} consolidate (succeeded)</a>' in html
+    assert admin_client.get(run_url).status_code == 200

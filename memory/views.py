@@ -128,8 +128,11 @@ def count_info(text: str, cap: int) -> dict:
 @owner_required
 def memory_home(request: HttpRequest) -> HttpResponse:
     """USER.md, the facts (with filter), links to each agent's memory."""
-    user_body = facts.read_user()
-    user_form = FileForm(initial={"body": user_body, "base_hash": workspace.hash_text(user_body)})
+    # Hash what was read (None for a missing file), so saving onto a file created
+    # meanwhile is caught as a conflict too.
+    raw = workspace.read(facts.USER_PATH)
+    user_body = raw or ""
+    user_form = FileForm(initial={"body": user_body, "base_hash": workspace.hash_text(raw)})
     return _memory_home(request, user_form, user_body)
 
 
@@ -303,7 +306,9 @@ def agent_memory(request: HttpRequest, agent_id: str) -> HttpResponse:
                 return _agent_memory(request, agent, form, body, status=409)
             messages.success(request, _("MEMORY.md saved."))
             return redirect("memory-pages:agent-memory", agent_id=agent.pk)
-    form = FileForm(initial={"body": body, "base_hash": workspace.hash_text(body)})
+    raw = workspace.read(notes.memory_path(agent))
+    form = FileForm(initial={"body": raw or "", "base_hash": workspace.hash_text(raw)})
+    body = raw or ""
     return _agent_memory(request, agent, form, body)
 
 

@@ -235,3 +235,20 @@ def test_every_form_carries_a_csrf_token(pages, master):
     assert strict.post("/manage/memory/user/", {"body": "x"}).status_code == 403
     html = text_of(pages.get("/manage/memory/"))
     assert html.count("<form") == html.count("csrfmiddlewaretoken") + html.count('method="get"')
+
+
+def _base_hash(html: str) -> str:
+    return re.search(r'name="base_hash" value="([^"]*)"', html).group(1)
+
+
+def test_it_saves_files_that_did_not_exist_with_the_hash_the_form_carries(pages, master, workspace):
+    base = _base_hash(text_of(pages.get("/manage/memory/")))
+    response = pages.post("/manage/memory/user/", {"body": "new\n", "base_hash": base})
+    assert response.status_code == 302
+    assert (workspace / "users/owner/USER.md").read_text() == "new\n"
+    base = _base_hash(text_of(pages.get("/manage/memory/agents/master/memory/")))
+    response = pages.post(
+        "/manage/memory/agents/master/memory/", {"body": "- x\n", "base_hash": base}
+    )
+    assert response.status_code == 302
+    assert (workspace / "MEMORY.md").read_text() == "- x\n"

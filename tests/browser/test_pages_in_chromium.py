@@ -1,0 +1,162 @@
+"""The management pages in a real browser (SPEC §15): sign in, the live count, approve and
+undo with the badge, following a [[link]], the Scripts tab by its address."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory import scripts
+from memory.agents import default_agent
+from memory.models import Agent
+from memory.writes import save_fact_or_propose
+from proposals.models import Proposal
+
+from .conftest import shot, sign_in
+
+pytestmark = pytest.mark.browser
+
+
+def badge(page) -> str:
+    return page.inner_text("#pending-badge").strip()
+
+
+def test_it_signs_in_and_counts_user_md_live(tab, owner, workspace):
+    tab.goto("/manage/memory/agent/")
+    assert "/manage/memory/login/" in tab.url
+    sign_in(tab)
+    assert tab.inner_text("h1") == "USER.md"
+
+    tab.fill("#user-body", "Tôi là Lan, kế toán ở Đà Nẵng.")
+    counter = tab.locator('[data-counter-for="user-body"]')
+    assert counter.locator(".count").inner_text() == "30"
+    assert not counter.locator(".warning").is_visible()
+
+    tab.fill("#user-body", "đ" * 4001)
+    assert counter.locator(".count").inner_text() == "4001"
+    assert counter.locator(".warning").is_visible()
+    assert "over" in counter.get_attribute("class")
+
+    text = "Tôi là Lan.\nThích câu trả lời ngắn."
+    tab.fill("#user-body", text)
+    tab.click("button:has-text('Save USER.md')")
+    tab.wait_for_selector(".message.success")
+    assert tab.inner_text(".message.success") == "USER.md saved."
+    assert (workspace / "users/owner/USER.md").read_text() == text
+    # After the reload the count is the server's: the same 35 characters.
+    assert counter.locator(".count").inner_text() == str(len(text)) == "35"
+
+
+def test_it_approves_a_proposal_the_badge_goes_down_and_undo_restores(tab, owner, workspace):
+    default_agent()
+    _, proposal = save_fact_or_propose(
+        "coffee",
+        description="Uống cà phê đen, không đường",
+        type="preference",
+        body="Trước 9 giờ sáng.",
+        source="job:nightly",
+        written_by="master",
+    )
+    sign_in(tab)
+    assert badge(tab) == "1"
+    tab.click(".badge-link")
+    tab.wait_for_url("**/manage/memory/proposals/")
+    card = tab.locator(f"#proposal-{proposal.pk}")
+    assert "+description: Uống cà phê đen, không đường" in card.inner_text()
+
+    card.locator("button:has-text('Approve')").click()
+    tab.wait_for_selector(".message.success")
+    assert tab.inner_text(".message.success") == f"Proposal {proposal.pk} approved."
+    assert badge(tab) == "0"
+    assert (workspace / "users/owner/facts/coffee.md").exists()
+
+    tab.locator("table.history button:has-text('Undo')").click()
+    tab.wait_for_selector(".message.success")
+    assert tab.inner_text(".message.success") == f"Proposal {proposal.pk} undone."
+    assert not (workspace / "users/owner/facts/coffee.md").exists()
+    assert Proposal.objects.get(pk=proposal.pk).undone_by == "lan"
+
+
+def test_it_opens_a_wiki_page_and_follows_a_link(tab, owner, workspace):
+    from wiki import pages as wiki_pages
+
+    master = default_agent()
+    wiki_pages.save_page(
+        master,
+        title="Eco Retreat",
+        kind="entity",
+        sources=["note:2026-11-28"],
+        body="Hạn nộp 15/12. Ngân sách gửi [[Minh|anh Minh]].",
+    )
+    wiki_pages.save_page(
+        master, title="Minh", kind="entity", sources=["note:2026-11-29"], body="Quản lý của Lan."
+    )
+    sign_in(tab)
+    tab.click("nav.tabs a:has-text('Wiki')")
+    tab.wait_for_url("**/manage/memory/wiki/master/")
+    tab.click("a:has-text('Eco Retreat')")
+    tab.wait_for_url("**/manage/memory/wiki/master/pages/eco-retreat/")
+    assert "Hạn nộp 15/12." in tab.inner_text("article.rendered")
+    tab.click("article.rendered a:has-text('anh Minh')")
+    tab.wait_for_url("**/manage/memory/wiki/master/pages/minh/")
+    assert tab.inner_text("h1").startswith("Minh")
+    assert "Eco Retreat" in tab.inner_text("aside")  # linked from
+
+
+def test_it_opens_the_scripts_tab_by_its_address_and_keeps_the_agent(tab, owner, workspace):
+    helper = Agent.objects.create(id="helper", name="Helper")
+    scripts.store(helper, "schedule", "morning-bulletin", "last_sent", "2026-11-30")
+    scripts.store(helper, "conversation", "tg-42", "draft", {"title": "Sách"})
+    sign_in(tab)
+    tab.goto("/manage/memory/scripts/helper")
+    assert tab.inner_text("h1") == "Script store of Helper"
+    assert "morning-bulletin" in tab.inner_text("main")
+    assert "tg-42" in tab.inner_text("main")
+    tab.click("nav.tabs a:has-text('Wiki')")
+    tab.wait_for_url("**/manage/memory/wiki/helper/")
+    tab.click("nav.tabs a:has-text('Agent screen')")
+    tab.wait_for_url("**/manage/memory/agents/helper/")
+    tab.click("nav.tabs a:has-text('Scripts')")
+    tab.wait_for_url("**/manage/memory/scripts/helper")
+    tab.locator("button:has-text('Delete')").first.click()
+    tab.wait_for_selector(".message.success")
+    assert "Deleted schedule morning-bulletin: last_sent." in tab.inner_text(".message.success")
+
+
+def test_it_screenshots_every_page_with_the_demo(tab, owner, workspace):
+    """Fills the demo, visits every page and saves docs/screenshots/*.png."""
+    from memory.management.commands.memory_demo import fill_demo
+
+    fill_demo()
+    tab.goto("/manage/memory/login/")
+    shot(tab, "01-sign-in")
+    sign_in(tab)
+    shot(tab, "02-memory-user-and-facts")
+    tab.goto("/manage/memory/agents/master/memory/")
+    shot(tab, "03-memory-agent-memory-md-and-notes")
+    tab.click("a:has-text('-1030.md')")
+    shot(tab, "04-memory-note")
+    tab.goto("/manage/memory/search/?q=sach+dang+doc&agent=")
+    shot(tab, "05-memory-search")
+    tab.goto("/manage/memory/proposals/")
+    shot(tab, "06-memory-proposals")
+    tab.goto("/manage/memory/facts/old-gym/")
+    shot(tab, "07-memory-fact")
+    tab.goto("/manage/memory/wiki/master/")
+    shot(tab, "08-wiki-vault-and-lint")
+    tab.goto("/manage/memory/wiki/master/pages/eco-retreat/")
+    shot(tab, "09-wiki-page")
+    tab.goto("/manage/memory/wiki/master/pages/eco-retreat/edit/")
+    shot(tab, "10-wiki-edit")
+    tab.goto("/manage/memory/scripts/master")
+    shot(tab, "11-scripts")
+    tab.goto("/manage/memory/activity/")
+    shot(tab, "12-activity")
+    tab.goto("/manage/memory/agents/master/")
+    shot(tab, "13-agent-screen")
+    tab.select_option("select[name=language]", "vi")
+    tab.click("button:has-text('Switch')")
+    tab.wait_for_selector("html[lang=vi]")
+    shot(tab, "14-agent-screen-vietnamese")
+    tab.goto("/manage/memory/")
+    shot(tab, "15-memory-vietnamese")
+    assert "Bộ nhớ" in tab.inner_text("nav.tabs")

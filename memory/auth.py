@@ -108,3 +108,21 @@ class IsOwnerOrAgent(permissions.BasePermission):
 class IsOwner(permissions.BasePermission):
     def has_permission(self, request: Request, view) -> bool:
         return is_owner(request)
+
+
+try:  # Describe the token scheme in the OpenAPI schema.
+    from drf_spectacular.extensions import OpenApiAuthenticationExtension
+
+    class TokenAuthenticationScheme(OpenApiAuthenticationExtension):
+        target_class = "memory.auth.TokenAuthentication"
+        name = "tokenAuth"
+
+        def get_security_definition(self, auto_schema) -> dict:
+            return {
+                "type": "apiKey",
+                "in": "header",
+                "name": "Authorization",
+                "description": "`Token <key>`: an owner token, or an agent token (own agent only).",
+            }
+except ImportError:  # pragma: no cover - drf-spectacular is a pinned dependency
+    pass

@@ -15,6 +15,5 @@ urlpatterns = [
     path("api/", include("proposals.urls")),
     path("api/", include("wiki.urls")),
     path("manage/memory/", include("memory.urls_pages")),
-    path("accounts/", include("django.contrib.auth.urls")),
     path("i18n/", include("django.conf.urls.i18n")),
 ]

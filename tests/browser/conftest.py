@@ -13,7 +13,7 @@ import pytest
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
 CHROMIUM = "/usr/bin/chromium"
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+DOCS_SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -65,6 +65,17 @@ def sign_in(page, username="lan", password="mật-khẩu-dài-1") -> None:
     page.wait_for_url("**/manage/memory/")
 
 
-def shot(page, name: str) -> None:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+@pytest.fixture
+def screenshots(tmp_path) -> Path:
+    """Where screenshots go: docs/screenshots/ with SAVE_SCREENSHOTS=1 (to refresh the
+    committed ones), else a temporary directory, so `make test` leaves the tree clean."""
+    if os.environ.get("SAVE_SCREENSHOTS") == "1":
+        return DOCS_SCREENSHOTS
+    return tmp_path / "screenshots"
+
+
+def shot(page, directory: Path, name: str) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path

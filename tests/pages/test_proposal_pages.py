@@ -163,3 +163,43 @@ def test_activity_lists_runs_newest_first_with_tokens_and_cost(pages, master, he
     assert "rewrote MEMORY.md" in html and "no model configured" in html
     only = text_of(pages.get("/manage/memory/activity/?agent=helper"))
     assert "no model configured" in only and "rewrote MEMORY.md" not in only
+
+
+def test_a_wiki_batch_shows_one_diff_per_page_and_approves_as_one(pages, master, workspace):
+    from proposals.actions import propose
+    from wiki import pages as wiki_pages
+
+    wiki_pages.save_page(
+        master, title="Minh", kind="entity", sources=["note:2026-11-28"], body="Quản lý."
+    )
+    batch = propose(
+        "wiki_compile",
+        agent=master,
+        target="memory/wiki",
+        payload={
+            "pages": [
+                {
+                    "title": "Minh",
+                    "kind": "entity",
+                    "sources": ["note:2026-11-29"],
+                    "body": "Quản lý của Lan; nhận báo cáo thứ Năm.",
+                },
+                {
+                    "title": "Eco Retreat",
+                    "kind": "entity",
+                    "sources": ["note:2026-11-29"],
+                    "body": "Hạn nộp 15/12. [[Minh]] duyệt ngân sách.",
+                },
+            ]
+        },
+        reasons=["compile run"],
+        source="job:compile",
+    )
+    html = pages.get(f"/manage/memory/proposals/{batch.pk}/").content.decode()
+    assert "<code>memory/wiki/entities/minh.md</code> (changed)" in html
+    assert "<code>memory/wiki/entities/eco-retreat.md</code> (new file)" in html
+    assert '<span class="diff-removed">-Quản lý.</span>' in html
+    assert '<span class="diff-added">+Quản lý của Lan; nhận báo cáo thứ Năm.</span>' in html
+    pages.post(f"/manage/memory/proposals/{batch.pk}/approve/")
+    assert (workspace / "memory/wiki/entities/eco-retreat.md").exists()
+    assert "thứ Năm" in (workspace / "memory/wiki/entities/minh.md").read_text()

@@ -27,7 +27,7 @@ from __future__ import annotations
 import bisect
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from memory import text as text_rules
@@ -111,8 +111,9 @@ def clear_cache() -> None:
 
 
 def _key(scanned: workspace.ScannedFile) -> tuple:
-    # _search_pool inlines this for speed; keep both in step.
-    return (scanned.ino, scanned.size, scanned.mtime_ns, scanned.ctime_ns)
+    # (size, mtime_ns, ctime_ns, ino). _search_pool inlines this for speed as the same
+    # slice; keep both in step.
+    return scanned[2:]
 
 
 def _blank_machine_blocks(original: str) -> str:
@@ -208,6 +209,13 @@ def _user_sources() -> list[_Source]:
 # --- matching and ranking ------------------------------------------------------------
 
 
+def _contains(word: str) -> Callable[[str], bool]:
+    def has_word(folded: str) -> bool:
+        return word in folded
+
+    return has_word
+
+
 class _Query:
     def __init__(self, query: str) -> None:
         self.words = text_rules.words(query)
@@ -216,6 +224,22 @@ class _Query:
         self.patterns = [text_rules.word_pattern(word) for word in self.words]
         self.short = [len(word) <= text_rules.SHORT_WORD for word in self.words]
         self.full = (1 << len(self.words)) - 1
+        # The longest word is the likeliest to be rare: lines holding it are the only ones
+        # checked for the other words when looking for entries with every word.
+        self.anchor = max(range(len(self.words)), key=lambda index: len(self.words[index]))
+        self.others = [
+            (word, self.patterns[index] if self.short[index] else None)
+            for index, word in enumerate(self.words)
+            if index != self.anchor
+        ]
+        anchor_word = self.words[self.anchor]
+        anchor_pattern = self.patterns[self.anchor] if self.short[self.anchor] else None
+        self.checks = [(anchor_word, anchor_pattern), *self.others]
+        if len(self.checks) == 1 and anchor_pattern is None:
+            # One long word, the commonest query: a bare C substring test per file.
+            self.has_all = _contains(anchor_word)
+        else:
+            self.has_all = self.has_all_words
 
     def present(self, folded: str) -> int:
         """Bit i set when word i matches somewhere in the text."""
@@ -225,6 +249,46 @@ class _Query:
             if word in folded and (not self.short[index] or self.patterns[index].search(folded)):
                 mask |= 1 << index
         return mask
+
+    def has_all_words(self, folded: str) -> bool:
+        """Whether every word matches somewhere in the text (anchor first: likeliest to
+        be missing, so most files are dismissed after one C substring scan)."""
+        for word, pattern in self.checks:
+            if word not in folded or (pattern is not None and pattern.search(folded) is None):
+                return False
+        return True
+
+    def full_lines(self, doc: _Doc) -> list[int]:
+        """Indexes of the lines that hold every word, in order: the lines holding the
+        anchor word, kept when the others are on them too."""
+        folded = doc.folded
+        starts = doc.line_starts()
+        count = len(starts)
+        end = len(folded)
+        word = self.words[self.anchor]
+        search = self.patterns[self.anchor].search if self.short[self.anchor] else None
+        others = self.others
+        lines: list[int] = []
+        pos = 0
+        while pos < end:
+            if search is None:
+                at = folded.find(word, pos)
+            else:
+                match = search(folded, pos)
+                at = -1 if match is None else match.start()
+            if at < 0:
+                break
+            line = bisect.bisect_right(starts, at) - 1
+            pos = starts[line + 1] if line + 1 < count else end
+            if others:
+                segment = folded[starts[line] : pos]
+                if not all(
+                    other in segment and (pattern is None or pattern.search(segment))
+                    for other, pattern in others
+                ):
+                    continue
+            lines.append(line)
+        return lines
 
     def line_masks(self, doc: _Doc, present: int) -> dict[int, int]:
         """Line index → bits of the words matched on that line."""
@@ -278,48 +342,47 @@ def _search_pool(query: _Query, sources: list[_Source], limit: int, now_ns: int)
     """The best `limit` entries of one ranked pool of files (SPEC §6.1). `now_ns` is the
     time taken before the files were scanned (what decides whether a read is racy)."""
     ordered = sorted(sources, reverse=True)  # newest first: mtime, then path descending
-    full = query.full
     word_count = len(query.words)
-    present_of = query.present
+    has_all = query.has_all
     cached = _cache.get
     hits: list[Hit] = []
-    partial: list[tuple[int, int, int]] = []  # (words in file, rank, present bits)
-    docs: dict[int, _Doc] = {}
+    docs: list[_Doc | None] = []  # by rank, for the partial walk
 
     # Entries with every word: walk the files newest first and stop at `limit`.
-    for rank, source in enumerate(ordered):
+    for source in ordered:
         scanned = source[2]
-        doc = cached(scanned.abspath)
+        doc = cached(scanned[1])
         # The hot path, inlined: an unchanged, settled file is served from the cache.
-        if doc is None or doc.racy or doc.key != (scanned[5], scanned[2], scanned[3], scanned[4]):
+        if doc is None or doc.racy or doc.key != scanned[2:]:
             doc = _load(scanned, is_fact=source[3], now_ns=now_ns)
-            if doc is None:
-                continue
-        present = present_of(doc.folded)
-        if not present:
+        docs.append(doc)
+        if doc is None or not has_all(doc.folded):
             continue
-        docs[rank] = doc
-        if present == full:
-            for line, bits in _entries(query, doc, present, source[3]):
-                if bits == full:
-                    hits.append(_hit(source, doc, None if line < 0 else line, word_count))
-            if len(hits) >= limit:
-                return hits[:limit]
-        if not hits:
-            partial.append((present.bit_count(), rank, present))
-    if hits:
+        if source[3]:  # a fact is one entry
+            hits.append(_hit(source, doc, None, word_count))
+        else:
+            hits += [_hit(source, doc, line, word_count) for line in query.full_lines(doc)]
+        if len(hits) >= limit:
+            return hits[:limit]
+    if hits or word_count == 1:
         return hits
 
     # None has every word: partial matches, best first. A file can give nothing better
     # than the number of words it holds, so files go by that count, then by rank, and the
     # walk stops once `limit` entries beat anything the next file could give.
-    partial.sort(key=lambda item: (-item[0], item[1]))
+    partial: list[tuple[int, int, int]] = []  # (-words in file, rank, present bits)
+    for rank, doc in enumerate(docs):
+        if doc is not None:
+            present = query.present(doc.folded)
+            if present:
+                partial.append((-present.bit_count(), rank, present))
+    partial.sort()
     found: list[tuple[int, int, int]] = []  # (-score, rank, line index or -1)
-    for best_possible, rank, present in partial:
+    for neg_best_possible, rank, present in partial:
         if len(found) >= limit:
             found.sort()
             del found[limit:]
-            if found[-1][:2] < (-best_possible, rank):
+            if found[-1][:2] < (neg_best_possible, rank):
                 break
         for line, bits in _entries(query, docs[rank], present, ordered[rank][3]):
             found.append((-bits.bit_count(), rank, line))

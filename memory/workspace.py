@@ -242,51 +242,65 @@ def scan_files(rel_dir: str, *, suffix: str = ".md", recursive: bool = False) ->
     """The files `list_files` would list, with nanosecond times and the inode, cheaply.
 
     Made for callers that re-check every file on every call (search re-stats each file
-    so it never serves stale text): one os.scandir pass, one lstat per file, no realpath
-    per file — the directory is resolved once and symlinks (files or directories) are never
-    followed, so nothing below it can lead out. Hidden entries are skipped. Unsorted.
+    so it never serves stale text): the directory is resolved once, then each directory is
+    opened (O_NOFOLLOW) and its files are lstat'ed by name relative to that descriptor —
+    a third cheaper than a stat by full path, which walks every component again. Symlinks
+    (files or directories) are never followed, so nothing below the directory can lead
+    out. Hidden entries are skipped. Unsorted; a missing directory lists nothing.
     """
     base = resolve(rel_dir) if rel_dir else root()
     prefix = f"{rel_dir}/" if rel_dir else ""
     found: list[ScannedFile] = []
     make = tuple.__new__  # ScannedFile(...) without the generated __new__'s Python call
-    pending = [(str(base), prefix)]
+    is_regular = stat_module.S_ISREG
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+    try:
+        base_fd = os.open(base, flags)
+    except (FileNotFoundError, NotADirectoryError):
+        return found
+    except OSError:  # ELOOP: the directory itself is a symlink
+        return found
+    pending = [(base_fd, f"{base}/", prefix)]
     while pending:
-        directory, rel_prefix = pending.pop()
+        fd, abs_prefix, rel_prefix = pending.pop()
         try:
-            iterator = os.scandir(directory)
-        except (FileNotFoundError, NotADirectoryError):
-            continue
-        with iterator:
-            for entry in iterator:
-                name = entry.name
-                if name.startswith(".") or entry.is_symlink():
-                    continue
-                if entry.is_dir(follow_symlinks=False):
-                    if recursive:
-                        pending.append((entry.path, f"{rel_prefix}{name}/"))
-                    continue
-                if not name.endswith(suffix):
-                    continue
-                try:
-                    st = entry.stat(follow_symlinks=False)
-                except FileNotFoundError:
-                    continue
-                if not stat_module.S_ISREG(st.st_mode):
-                    continue
-                found.append(
-                    make(
-                        ScannedFile,
-                        (
-                            rel_prefix + name,
-                            entry.path,
-                            st.st_size,
-                            st.st_mtime_ns,
-                            st.st_ctime_ns,
-                            st.st_ino,
-                        ),
+            with os.scandir(fd) as iterator:
+                for entry in iterator:
+                    name = entry.name
+                    if name[0] == ".":
+                        continue
+                    # d_type answers these without a syscall; neither follows a symlink.
+                    if not entry.is_file(follow_symlinks=False):
+                        if recursive and entry.is_dir(follow_symlinks=False):
+                            try:
+                                child = os.open(name, flags, dir_fd=fd)
+                            except OSError:  # vanished, or swapped for a symlink
+                                continue
+                            pending.append((child, f"{abs_prefix}{name}/", f"{rel_prefix}{name}/"))
+                        continue
+                    if not name.endswith(suffix):
+                        continue
+                    try:
+                        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                    except FileNotFoundError:
+                        continue
+                    if not is_regular(st.st_mode):
+                        continue
+                    found.append(
+                        make(
+                            ScannedFile,
+                            (
+                                rel_prefix + name,
+                                abs_prefix + name,
+                                st.st_size,
+                                st.st_mtime_ns,
+                                st.st_ctime_ns,
+                                st.st_ino,
+                            ),
+                        )
                     )
-                )
+        finally:
+            os.close(fd)
     return found
 
 

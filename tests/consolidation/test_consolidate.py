@@ -349,3 +349,21 @@ def test_a_missing_memory_file_is_proposed_from_nothing(helper_agent, fake_llm):
     proposal = Proposal.objects.get()
     assert proposal.previous_body is None
     assert proposal.base_hash == workspace.ABSENT
+
+
+def test_the_wiki_compile_follows_and_its_failure_does_no_harm(helper_agent, fake_llm):
+    path = write_memory(helper_agent, OLD)
+    write_note(helper_agent, f"{day(0)}.md", "news\n")
+    # The compile, chained after, gets the same (for it, malformed) answer and fails.
+    fake_llm.script(rewrite_answer("# Memory\n- rewritten\n"))
+
+    run = run_now(helper_agent)
+
+    compile_run = Run.objects.get(kind="compile")
+    assert compile_run.trigger == "consolidation"
+    assert compile_run.started_at >= run.finished_at  # one rewrite-or-compile at a time
+    assert compile_run.status == "failed"
+    run.refresh_from_db()
+    assert run.status == "succeeded"
+    assert Proposal.objects.get(kind="memory_rewrite").status == "pending"
+    assert workspace.read(path) == OLD

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 from memory import text as text_rules
 from memory import workspace
-from memory.errors import InvalidInput
+from memory.errors import InvalidInput, PathRefused
 from memory.models import Agent
 
 DEFAULT_LIMIT = 12
@@ -181,15 +181,21 @@ def _load(scanned: workspace.ScannedFile, *, is_fact: bool, now_ns: int) -> _Doc
 _Source = tuple[int, str, workspace.ScannedFile, bool, str, str | None]
 
 
+def _scan(rel_dir: str, *, recursive: bool = False) -> list[workspace.ScannedFile]:
+    # A directory that leads out of the workspace holds nothing search may read.
+    try:
+        return workspace.scan_files(rel_dir, recursive=recursive)
+    except PathRefused:
+        return []
+
+
 def _agent_sources(agent: Agent) -> list[_Source]:
     """MEMORY.md and every .md below memory/ of the agent (never agents/ or users/ of the
     default agent, whose dir is the home)."""
     scope = f"agent:{agent.id}"
     cut = len(agent.dir) + 1 if agent.dir else 0
-    found = [
-        scanned for scanned in workspace.scan_files(agent.dir) if scanned.path[cut:] == "MEMORY.md"
-    ]
-    found += workspace.scan_files(agent.path("memory"), recursive=True)
+    found = [scanned for scanned in _scan(agent.dir) if scanned.path[cut:] == "MEMORY.md"]
+    found += _scan(agent.path("memory"), recursive=True)
     agent_id = agent.id
     return [(s[3], s[0][cut:], s, False, scope, agent_id) for s in found]
 
@@ -199,7 +205,7 @@ def _user_sources() -> list[_Source]:
     sources = []
     start = len(FACTS_DIR) + 1
     fullmatch = text_rules.FACT_NAME_RE.fullmatch
-    for scanned in workspace.scan_files(FACTS_DIR):
+    for scanned in _scan(FACTS_DIR):
         name = scanned.path[start:-3]
         if len(name) <= 64 and fullmatch(name):
             sources.append((scanned.mtime_ns, scanned.path, scanned, True, USER_SCOPE, None))

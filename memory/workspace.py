@@ -248,7 +248,9 @@ def scan_files(rel_dir: str, *, suffix: str = ".md", recursive: bool = False) ->
     (files or directories) are never followed, so nothing below the directory can lead
     out. Hidden entries are skipped. Unsorted; a missing directory lists nothing.
     """
-    base = resolve(rel_dir) if rel_dir else root()
+    # The directory itself may be a symlink that stays inside (resolve checked): start
+    # from where it really is; below it, nothing is followed.
+    base = os.path.realpath(resolve(rel_dir)) if rel_dir else str(root())
     prefix = f"{rel_dir}/" if rel_dir else ""
     found: list[ScannedFile] = []
     make = tuple.__new__  # ScannedFile(...) without the generated __new__'s Python call

@@ -420,3 +420,19 @@ def test_concurrent_searches_agree_while_a_writer_appends(master, workspace):
     with open(workspace / "memory/2021-02-01.md", "a", encoding="utf-8") as handle:
         handle.write("- fig newest\n")
     assert found("fig", master)[0] == "[memory/2021-02-01.md:2] - fig newest"
+
+
+def test_it_never_reads_through_a_symlink_out_of_the_workspace(
+    master, helper_agent, workspace, tmp_path
+):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "2026-01-05.md").write_text("- secret durian\n", encoding="utf-8")
+    (workspace / "memory").mkdir(exist_ok=True)
+    os.symlink(outside / "2026-01-05.md", workspace / "memory/2026-01-05.md")
+    helper_memory = workspace / "agents/helper/memory"
+    helper_memory.rmdir()
+    os.symlink(outside, helper_memory)
+
+    assert found("durian", master) == []
+    assert found("durian", helper_agent) == []

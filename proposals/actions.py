@@ -13,6 +13,9 @@ way in obeys the same rules:
 - **Write last.** Files are written after the row update, still inside the transaction and
   with the file locks held until the commit, so a failed write rolls the row back (and
   files already written in the batch are put back).
+- **Lock order: files, then the database**, as everywhere else (consolidation creates its
+  proposal while holding MEMORY.md's lock). Reversing it would let an approval and a
+  consolidation wait on each other until SQLite's busy timeout.
 - **Undo is a forward change.** It writes the previous text again as a new write and
   records who and when; the applied row is never edited back to pending.
 
@@ -250,6 +253,13 @@ def _claim(proposal: Proposal, status: str, *, by: str, now) -> None:
         raise Conflict(f"Proposal {proposal.pk} was already decided ({current}).", status=current)
 
 
+def _stored_or_404(proposal: Proposal) -> Proposal:
+    row = Proposal.objects.filter(pk=proposal.pk).first()
+    if row is None:
+        raise NotFound(f"No proposal {proposal.pk}.")
+    return row
+
+
 def approve(proposal: Proposal, *, by: str) -> Proposal:
     """Apply a pending proposal exactly once. Returns it, refreshed.
 
@@ -257,18 +267,18 @@ def approve(proposal: Proposal, *, by: str) -> Proposal:
     marking it `superseded` when any target changed since it was proposed (target
     untouched). Atomic: the row moves to `approved` only if every file was written.
     """
+    # What to write comes from the row as stored (never changed after propose), not from
+    # the caller's copy.
+    row = _stored_or_404(proposal)
+    writes = planned_writes(row)
+    bases = _base_hashes(row)
     stale: list[str] = []
-    now = timezone.now()
-    with contextlib.ExitStack() as locks:
+    # Lock order everywhere: files first, then the database (consolidation proposes while
+    # holding MEMORY.md's lock). The locks are held until after the commit, so nobody can
+    # slip a write between the hash check and the commit.
+    with _locked_all(list(writes)):
         with transaction.atomic():
-            _claim(proposal, APPROVED, by=by, now=now)
-            # What to write comes from the row as stored, not from the caller's copy.
-            row = Proposal.objects.get(pk=proposal.pk)
-            writes = planned_writes(row)
-            bases = _base_hashes(row)
-            # Locks are taken after the row (DB first, then files, everywhere) and held
-            # until after the commit, so nobody can slip a write between check and commit.
-            locks.enter_context(_locked_all(list(writes)))
+            _claim(proposal, APPROVED, by=by, now=timezone.now())
             stale = [path for path in writes if workspace.file_hash(path) != bases.get(path)]
             if stale:
                 Proposal.objects.filter(pk=proposal.pk).update(status=SUPERSEDED)
@@ -313,27 +323,30 @@ def undo(proposal: Proposal, *, by: str) -> Proposal:
     Conflict (nothing written) when the proposal was not applied (pending, rejected,
     superseded), was already undone, or any target changed since it was applied.
     """
-    now = timezone.now()
-    with contextlib.ExitStack() as locks:
+    row = _stored_or_404(proposal)
+    writes = planned_writes(row)
+    previous = previous_texts(row)
+    with _locked_all(list(writes)):
         with transaction.atomic():
             updated = Proposal.objects.filter(
                 pk=proposal.pk, status=APPROVED, undone_at__isnull=True
-            ).update(undone_at=now, undone_by=by)
+            ).update(undone_at=timezone.now(), undone_by=by)
             if updated != 1:
-                row = Proposal.objects.filter(pk=proposal.pk).first()
-                if row is None:
+                current = Proposal.objects.filter(pk=proposal.pk).first()
+                if current is None:
                     raise NotFound(f"No proposal {proposal.pk}.")
-                if row.status != APPROVED:
+                if current.status != APPROVED:
                     raise Conflict(
-                        f"Proposal {proposal.pk} is {row.status}: nothing of it was applied.",
-                        status=row.status,
+                        f"Proposal {proposal.pk} is {current.status}: nothing of it was applied.",
+                        status=current.status,
                     )
-                raise Conflict(f"Proposal {proposal.pk} was already undone.", status=row.status)
-            row = Proposal.objects.get(pk=proposal.pk)
-            writes = planned_writes(row)
-            previous = previous_texts(row)
-            applied = dict(row.applied_hashes or {})
-            locks.enter_context(_locked_all(list(writes)))
+                raise Conflict(f"Proposal {proposal.pk} was already undone.", status=current.status)
+            # applied_hashes is written once, by the approval that committed before this
+            # claim could succeed; re-read it now that the row is ours.
+            applied = dict(
+                Proposal.objects.filter(pk=proposal.pk).values_list("applied_hashes", flat=True)[0]
+                or {}
+            )
             changed = [path for path in writes if workspace.file_hash(path) != applied.get(path)]
             if changed:
                 # Raising inside the block rolls back the undone_at claim.

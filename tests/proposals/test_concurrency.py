@@ -188,3 +188,59 @@ def test_it_keeps_the_row_pending_when_the_write_fails(db, workspace):
     assert proposal.status == "pending"
     assert ws.read("a.md") == "A old\n"
     assert ws.read(counting_kind.LOG) is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_does_not_stall_when_a_job_proposes_under_a_file_lock_during_an_approval(
+    helper_agent,
+):
+    # Consolidation creates its proposal while holding MEMORY.md's lock. An approval of a
+    # proposal on the same file must take the locks in the same order (file, then
+    # database), or each would wait for the other until SQLite's 30 s busy timeout.
+    import time
+
+    path = "agents/helper/MEMORY.md"
+    ws.write(path, "old\n")
+    pending = actions.propose(
+        "agent_memory", agent=helper_agent, target=path, payload={"lines": ["a"]}, source="job:1"
+    )
+    holding = threading.Event()
+    results: dict[str, object] = {}
+
+    def job() -> None:
+        try:
+            with ws.locked(path):
+                holding.set()
+                time.sleep(0.3)  # the approval is now waiting for a lock
+                results["job"] = actions.propose(
+                    "agent_memory",
+                    agent=helper_agent,
+                    target=path,
+                    payload={"lines": ["b"]},
+                    source="job:2",
+                )
+        except BaseException as exc:
+            results["job"] = exc
+        finally:
+            connection.close()
+
+    def approval() -> None:
+        holding.wait()
+        try:
+            results["approval"] = actions.approve(pending, by="alice")
+        except BaseException as exc:
+            results["approval"] = exc
+        finally:
+            connection.close()
+
+    started = time.monotonic()
+    threads = [threading.Thread(target=job), threading.Thread(target=approval)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+
+    assert time.monotonic() - started < 10, results
+    assert isinstance(results["job"], Proposal), results
+    assert isinstance(results["approval"], Proposal), results
+    assert ws.read(path) == "old\na\n"

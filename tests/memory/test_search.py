@@ -387,6 +387,7 @@ def test_a_settled_file_is_served_from_the_cache_and_reread_once_changed(master,
     time.sleep(search.RACY_WINDOW_NS / 1e9 + 0.05)
     assert found("quince", master) == ["[memory/2020-01-01.md:1] - quince"]
     assert found("quince", master) == ["[memory/2020-01-01.md:1] - quince"]
+    assert search._cache[os.path.realpath(note)].racy is False  # served from the cache
 
     note.write_text("- quince\n- quince paste\n", encoding="utf-8")
     os.utime(note, (OLD, OLD))

@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml
 run: setup
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput -v0
-	$(BIN)/python manage.py memory_init
+	PORT=$(PORT) $(BIN)/python manage.py memory_init
 	PORT=$(PORT) BIN=$(BIN) bin/serve
 
 test: setup

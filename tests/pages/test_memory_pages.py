@@ -252,3 +252,15 @@ def test_it_saves_files_that_did_not_exist_with_the_hash_the_form_carries(pages,
     )
     assert response.status_code == 302
     assert (workspace / "MEMORY.md").read_text() == "- x\n"
+
+
+def test_it_signs_out_with_a_post(pages, master):
+    response = pages.post("/manage/memory/logout/")
+    assert response.status_code == 302 and response["Location"] == "/manage/memory/login/"
+    assert pages.get("/manage/memory/").status_code == 302
+
+
+def test_the_agent_screen_says_when_nothing_is_read_yet(pages, helper_agent):
+    html = text_of(pages.get("/manage/memory/agents/helper/"))
+    assert "Empty: no memory file exists yet." in html
+    assert "Empty: no note today or yesterday." in html

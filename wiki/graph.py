@@ -10,8 +10,11 @@ rewritten (`block_changes`).
 
 from __future__ import annotations
 
+import threading
+from dataclasses import dataclass
+
 from memory.text import MACHINE_BLOCK_END, MACHINE_BLOCK_START
-from wiki.vault import Record, Vault, join_page, neutralise
+from wiki.vault import Record, Vault, compute_incoming, join_page, neutralise
 
 HEADING = "## Related"
 
@@ -28,23 +31,33 @@ def _link(slug: str, title: str) -> str:
     return f"[[{slug}|{_label(title)}]]"
 
 
+def _link_md(record: Record) -> str:
+    # Cached on the record (records live as long as their file is unchanged): a pass
+    # over 5,000 pages renders 20,000 of these.
+    if not record.link_md:
+        record.link_md = _link(record.slug, record.title)
+    return record.link_md
+
+
 def render_block(record: Record, vault: Vault, incoming: list[str]) -> str:
     """The machine block of one page, from the graph of `vault`."""
-    raw_names = {slug: target for target, slug in record.links if slug is not None}
     lines = [MACHINE_BLOCK_START, HEADING, "", "Links out:"]
-    out = record.out_slugs()
-    for slug in out:
-        target = vault.pages.get(slug)
+    pages = vault.pages
+    raw_names: dict[str, str] | None = None
+    for slug in record.out:
+        target = pages.get(slug)
         if target is not None:
-            lines.append(f"- {_link(slug, target.title)}")
+            lines.append(f"- {_link_md(target)}")
         else:
+            if raw_names is None:
+                raw_names = {s: raw for raw, s in record.links if s is not None}
             lines.append(f"- {_link(slug, raw_names.get(slug, slug))} (no page yet)")
-    if not out:
+    if not record.out:
         lines.append("- none")
     lines += ["", "Linked from:"]
     backlinks = [slug for slug in incoming if slug != record.slug]
     for slug in backlinks:
-        lines.append(f"- {_link(slug, vault.pages[slug].title)}")
+        lines.append(f"- {_link_md(pages[slug])}")
     if not backlinks:
         lines.append("- none")
     lines.append(MACHINE_BLOCK_END)
@@ -53,16 +66,102 @@ def render_block(record: Record, vault: Vault, incoming: list[str]) -> str:
 
 def block_changes(vault: Vault, *, only: set[str] | None = None) -> dict[str, str]:
     """{path: whole new text} for every page (or every page whose path is in `only`)
-    whose machine block is missing or differs from what the graph says."""
+    whose machine block is missing or differs from what the graph says. A full pass."""
     incoming = vault.links_in()
     changes: dict[str, str] = {}
     for slug, record in vault.pages.items():
         if only is not None and record.path not in only:
             continue
-        block = render_block(record, vault, incoming.get(slug, []))
+        block = render_block(record, vault, sorted(incoming.get(slug, ())))
         if block != record.block:
             changes[record.path] = join_page(record.author_text, block)
     return changes
+
+
+# --- the incremental pass -------------------------------------------------------------------
+#
+# After a pass, every page's block matched the graph. The next pass only needs to look at
+# the pages whose block could have changed since: the pages whose file changed (a record
+# that is not the very object the last pass verified — the vault cache hands out the same
+# object only while the file is provably unchanged), the pages they link or linked to (a
+# backlink came or went), and, when a page appeared, disappeared or changed its title, the
+# pages linking to it. Anything unusual (no previous pass in this process, two folders
+# holding one slug) falls back to the full pass. The state is taken out while a pass runs
+# and put back only when it finished, so a failed pass leaves no half-updated state.
+
+
+@dataclass
+class _Verified:
+    records: dict[str, Record]  # path → the record objects whose blocks were verified
+    pages: dict[str, Record]
+    incoming: dict[str, set[str]]
+
+
+_verified: dict[str, _Verified] = {}
+_verified_lock = threading.Lock()
+
+
+def _dirty_slugs(vault: Vault, last: _Verified) -> tuple[set[str], dict[str, set[str]]]:
+    incoming = last.incoming
+    dirty: set[str] = set()
+    old_records, new_records = last.records, vault.records
+    changed = [path for path, record in new_records.items() if old_records.get(path) is not record]
+    changed += [path for path in old_records if path not in new_records]
+    for path in changed:
+        old, new = old_records.get(path), new_records.get(path)
+        if old is not None:
+            for target in old.out:
+                sources = incoming.get(target)
+                if sources is not None:
+                    sources.discard(old.slug)
+                    if not sources:
+                        del incoming[target]
+                dirty.add(target)
+            dirty.add(old.slug)
+        if new is not None:
+            for target in new.out:
+                incoming.setdefault(target, set()).add(new.slug)
+                dirty.add(target)
+            dirty.add(new.slug)
+        if old is None or new is None or old.title != new.title:
+            slug = (new or old).slug  # type: ignore[union-attr]
+            dirty |= incoming.get(slug, set())
+    return dirty, incoming
+
+
+def plan_blocks(vault: Vault) -> dict[str, str]:
+    """{path: whole new text} of every page whose machine block must change, looking
+    only at what changed since the last verified pass in this process (see above).
+    Sets `vault.incoming`. Call `remember(vault)` once the writes are done."""
+    with _verified_lock:
+        last = _verified.pop(vault.key, None)
+    if last is None or vault.shadowed:
+        vault.incoming = compute_incoming(vault.pages)
+        return block_changes(vault)
+    dirty, incoming = _dirty_slugs(vault, last)
+    vault.incoming = incoming
+    changes: dict[str, str] = {}
+    for slug in dirty:
+        record = vault.pages.get(slug)
+        if record is None:
+            continue
+        block = render_block(record, vault, sorted(incoming.get(slug, ())))
+        if block != record.block:
+            changes[record.path] = join_page(record.author_text, block)
+    return changes
+
+
+def remember(vault: Vault) -> None:
+    """Record `vault` (with `incoming` set) as the state whose blocks are all verified."""
+    if vault.incoming is None or vault.shadowed:
+        return
+    with _verified_lock:
+        _verified[vault.key] = _Verified(dict(vault.records), vault.pages, vault.incoming)
+
+
+def forget_verified() -> None:
+    with _verified_lock:
+        _verified.clear()
 
 
 def links_of(vault: Vault, slug: str) -> tuple[list[dict], list[dict]]:
@@ -70,7 +169,7 @@ def links_of(vault: Vault, slug: str) -> tuple[list[dict], list[dict]]:
     record = vault.pages[slug]
     raw_names = {target_slug: raw for raw, target_slug in record.links if target_slug}
     out = []
-    for target in record.out_slugs():
+    for target in record.out:
         page = vault.pages.get(target)
         out.append(
             {
@@ -81,7 +180,7 @@ def links_of(vault: Vault, slug: str) -> tuple[list[dict], list[dict]]:
         )
     incoming = [
         {"slug": source, "title": vault.pages[source].title, "exists": True}
-        for source in vault.links_in().get(slug, [])
+        for source in sorted(vault.links_in().get(slug, ()))
         if source != slug
     ]
     return out, incoming

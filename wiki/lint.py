@@ -75,32 +75,61 @@ def _is_stale(record: Record, today: dt.date) -> tuple[bool, str]:
     return False, ""
 
 
+def _own_issues(record: Record, today: dt.date) -> tuple:
+    """(unsourced, review, stale) details of one page, None where it is fine. Depends
+    only on the page and today, so it is cached on the record for the day."""
+    if record._lint is not None and record._lint[0] == today:
+        return record._lint[1]
+    sources = record.sources
+    unsourced = None
+    if not any(valid_source(source) for source in sources):
+        unsourced = "no sources" if not sources else "no valid source"
+    review = None
+    if record.status != "ok":
+        review = f"status is {record.status!r}" if record.status else "no status"
+    stale, why = _is_stale(record, today)
+    result = (unsourced, review, why if stale else None)
+    record._lint = (today, result)
+    return result
+
+
 def lint(vault: Vault, *, today: dt.date) -> list[Issue]:
     """Every issue of the vault, by page (folder order, slug) then kind."""
     issues: list[Issue] = []
-    for record in vault.pages.values():
-        title = record.title
-
-        def add(kind: str, detail: str, record: Record = record, title: str = title) -> None:
-            issues.append(Issue(kind, record.slug, title, record.path, detail))
-
-        sources = record.sources
-        if not any(valid_source(source) for source in sources):
-            add("unsourced", "no sources" if not sources else "no valid source")
+    pages = vault.pages
+    for record in pages.values():
+        unsourced, review, stale = _own_issues(record, today)
+        if unsourced:
+            issues.append(Issue("unsourced", record.slug, record.title, record.path, unsourced))
         seen: set[str] = set()
         for target, target_slug in record.links:
             if target_slug is None:
                 if target not in seen:
                     seen.add(target)
-                    add("dangling", f"[[{target}]] names no page")
-            elif target_slug not in vault.pages and target_slug not in seen:
+                    issues.append(
+                        Issue(
+                            "dangling",
+                            record.slug,
+                            record.title,
+                            record.path,
+                            f"[[{target}]] names no page",
+                        )  # fmt: skip
+                    )
+            elif target_slug not in pages and target_slug not in seen:
                 seen.add(target_slug)
-                add("dangling", f"[[{target}]] → {target_slug}: no such page")
-        if record.status != "ok":
-            add("review", f"status is {record.status!r}" if record.status else "no status")
-        stale, why = _is_stale(record, today)
+                issues.append(
+                    Issue(
+                        "dangling",
+                        record.slug,
+                        record.title,
+                        record.path,
+                        f"[[{target}]] → {target_slug}: no such page",
+                    )  # fmt: skip
+                )
+        if review:
+            issues.append(Issue("review", record.slug, record.title, record.path, review))
         if stale:
-            add("stale", why)
+            issues.append(Issue("stale", record.slug, record.title, record.path, stale))
     return issues
 
 

@@ -226,7 +226,7 @@ def _apply(agent, vault: Vault, authored: dict[str, str | None]) -> Refreshed:
     machine blocks, rewrite the blocks of every other page whose block changed, and
     regenerate the reports. Caller holds the vault lock."""
     virtual = with_changes(vault, authored) if authored else vault
-    texts: dict[str, str | None] = dict(graph.block_changes(virtual))
+    texts: dict[str, str | None] = dict(graph.plan_blocks(virtual))
     written: list[str] = []
     for path, new_text in texts.items():
         if path in authored:
@@ -250,6 +250,8 @@ def _apply(agent, vault: Vault, authored: dict[str, str | None]) -> Refreshed:
             written.append(path)
             texts[path] = None
     final = with_changes(virtual, texts) if texts else virtual
+    final.incoming = virtual.incoming  # blocks changed, links did not
+    graph.remember(final)
     issues = lint.lint(final, today=notes.today())
     written += lint.write_reports(final, issues)
     return Refreshed(final, issues, written)

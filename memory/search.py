@@ -13,11 +13,12 @@ Plain grep, ranked, explainable:
   descending), then line order.
 
 Speed without staleness: the folded text of every file is kept in a process-wide cache
-keyed by (inode, size, mtime_ns, ctime_ns). Every query re-stats every file in scope (one
-scandir pass, ~3 µs a file) and re-reads only the files whose key changed, so a hand edit
-shows in the very next query. A file whose ctime is within RACY_WINDOW_NS of the moment it
-was read is re-read on every query until it is older than that ("racy" as git calls it):
-a same-size edit inside one tick of the filesystem clock would otherwise keep its key.
+keyed by (size, mtime_ns, ctime_ns, inode). Every query re-stats every file in scope (one
+scandir pass and an lstat by directory fd, ~3 µs a file) and re-reads only the files whose
+key changed, so a hand edit shows in the very next query. A file whose ctime is within
+RACY_WINDOW_NS of the moment it was read is re-read on every query until it is older than
+that ("racy" as git calls it): a same-size edit inside one tick of the filesystem clock
+would otherwise keep its key.
 Files are visited newest first and loaded lazily, so a query that finds its 12 entries in
 this week's notes never reads (or, cold, folds) ten years of them.
 """
@@ -229,7 +230,6 @@ class _Query:
             raise InvalidInput("The query has no letters or digits to search for.")
         self.patterns = [text_rules.word_pattern(word) for word in self.words]
         self.short = [len(word) <= text_rules.SHORT_WORD for word in self.words]
-        self.full = (1 << len(self.words)) - 1
         # The longest word is the likeliest to be rare: lines holding it are the only ones
         # checked for the other words when looking for entries with every word.
         self.anchor = max(range(len(self.words)), key=lambda index: len(self.words[index]))

@@ -3,10 +3,11 @@ lines lives in the operations; serializers only check the JSON's shape."""
 
 from __future__ import annotations
 
-from croniter import croniter
 from rest_framework import serializers
 
+from memory.errors import InvalidInput
 from memory.models import AGENT_ID_VALIDATOR, Agent
+from memory.schedules import validate_cron
 
 
 def _body_field(**kwargs) -> serializers.CharField:
@@ -29,10 +30,12 @@ class AgentSerializer(serializers.ModelSerializer):
         read_only_fields = ["is_default"]
 
     def validate_memory_consolidate(self, value: str) -> str:
-        value = value.strip()
-        if value and not croniter.is_valid(value):
-            raise serializers.ValidationError(f"Not a cron expression: {value!r}.")
-        return value
+        # The same rule the schedule applies (five fields), so the API never accepts a
+        # cron that the schedule would then drop.
+        try:
+            return validate_cron(value)
+        except InvalidInput as exc:
+            raise serializers.ValidationError(exc.message) from None
 
     def update(self, instance: Agent, validated_data: dict) -> Agent:
         # An agent's id is its directory: it never changes.

@@ -40,8 +40,24 @@ CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", "")
 
 # The workspace root: every memory file lives below it (SPEC §1).
 MY_AGENT_HOME = os.path.expanduser(os.environ.get("MY_AGENT_HOME", "~/.agent-home"))
-# "Today" for daily notes is in the owner's time zone (SPEC §4.2).
-MEMORY_TIME_ZONE = os.environ.get("MEMORY_TIME_ZONE", "") or None
+
+
+def server_time_zone() -> str:
+    """The machine's zone name (/etc/timezone or the /etc/localtime link), else UTC.
+    Django sets the process's TZ from TIME_ZONE, so "the server's" must be named here."""
+    try:
+        with open("/etc/timezone") as handle:
+            name = handle.read().strip()
+        if name:
+            return name
+    except OSError:
+        pass
+    real = os.path.realpath("/etc/localtime")
+    return real.split("zoneinfo/", 1)[1] if "zoneinfo/" in real else "UTC"
+
+
+# "Today" for daily notes is in the owner's time zone (SPEC §4.2), by default the server's.
+MEMORY_TIME_ZONE = os.environ.get("MEMORY_TIME_ZONE", "") or server_time_zone()
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -118,7 +134,7 @@ AUTH_PASSWORD_VALIDATORS = [
 LANGUAGE_CODE = "en"
 LANGUAGES = [("en", "English"), ("vi", "Tiếng Việt")]
 LOCALE_PATHS = [BASE_DIR / "locale"]
-TIME_ZONE = MEMORY_TIME_ZONE or "UTC"
+TIME_ZONE = MEMORY_TIME_ZONE
 USE_I18N = True
 USE_TZ = True
 

@@ -216,3 +216,13 @@ def test_stats_count_pending_proposals(owner_client, helper_client, master, work
 def test_an_unknown_agent_is_404_for_the_owner(owner_client, master):
     assert owner_client.get("/api/agents/nobody").status_code == 404
     assert owner_client.get("/api/agents/nobody/memory").status_code == 404
+
+
+def test_it_refuses_a_six_field_cron_that_the_schedule_could_not_use(owner_client):
+    response = owner_client.post(
+        "/api/agents",
+        {"id": "night", "name": "Night", "memory_consolidate": "0 3 * * * 0"},
+        format="json",
+    )
+    assert response.status_code == 422
+    assert not Agent.objects.filter(pk="night").exists()

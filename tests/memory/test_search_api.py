@@ -168,3 +168,19 @@ def test_an_empty_query_is_422(owner_client, master, params):
 
     assert response.status_code == 422
     assert response.json()  # says what is wrong
+
+
+def test_a_weaker_agent_still_gets_its_best_entry_before_anyones_second(
+    owner_client, master, helper_agent, workspace
+):
+    put(workspace, "memory/2026-01-03.md", "- lime tart\n- lime tart again\n", mtime=OLD + 300)
+    put(workspace, "agents/helper/memory/2026-01-02.md", "- lime\n- lime too\n", mtime=OLD + 200)
+
+    found = owner_client.get(URL, {"q": "lime tart zzzz"}).json()["results"]
+
+    assert [(item["scope"], item["text"], item["score"]) for item in found] == [
+        ("agent:master", "- lime tart", 2),
+        ("agent:helper", "- lime", 1),
+        ("agent:master", "- lime tart again", 2),
+        ("agent:helper", "- lime too", 1),
+    ]

@@ -24,12 +24,13 @@ written through this app can never contain them. Links are read from the author 
 so a pasted block can never add links or backlinks.
 
 **The cache.** Parsing 5,000 pages on every edit would be too slow, so parsed records are
-kept per process, keyed by path and checked against (size, mtime) from a listing of the
-vault on every load — never served without that check. Because file times are coarse
-(a few ms), a record read less than RACY_SECONDS after its file's mtime is "racily clean"
-(as git calls it): a same-size rewrite within the same tick would be invisible, so such a
-record is re-read on every load until its file is old enough. Everything here is
-rebuildable from disk alone.
+kept per process, keyed by path and checked against (size, mtime_ns, ctime_ns, inode) from
+a scan of the vault on every load (`workspace.scan_files`) — never served without that
+check. An atomic rewrite gets a new inode, and ctime changes with every write and cannot
+be set back by a user. Because file times are coarse (a few ms), a record read less than
+RACY_SECONDS after its file's ctime is "racily clean" (as git calls it): a same-size
+in-place rewrite within the same tick would look unchanged, so such a record is re-read on
+every load until its file is old enough. Everything here is rebuildable from disk alone.
 """
 
 from __future__ import annotations
@@ -228,11 +229,11 @@ class Record:
             self._folded = fold(self.title + "\n" + self.body).split("\n")
         return self._folded
 
-    def trusted(self, stamp: tuple, mtime_ns: int) -> bool:
+    def trusted(self, stamp: tuple, ctime_ns: int) -> bool:
         """May this cached record stand for a file listed with `stamp` (size, mtime,
-        ctime, inode)? Not when the file was modified less than RACY_SECONDS before it
-        was read: a same-size rewrite within the same clock tick would look unchanged."""
-        return stamp == self.stamp and mtime_ns < self.read_at_ns - RACY_NS
+        ctime, inode)? Not when the file changed less than RACY_SECONDS before it was
+        read: a same-size rewrite within the same clock tick would look unchanged."""
+        return stamp == self.stamp and ctime_ns < self.read_at_ns - RACY_NS
 
 
 def parse_record(path: str, folder: str, slug: str, text: str) -> Record:
@@ -321,7 +322,7 @@ def load(agent) -> Vault:
             continue
         stamp = (scanned.size, scanned.mtime_ns, scanned.ctime_ns, scanned.ino)
         record = cached.get(scanned.path)
-        if record is None or not record.trusted(stamp, scanned.mtime_ns):
+        if record is None or not record.trusted(stamp, scanned.ctime_ns):
             read_at_ns = time.time_ns()
             text = workspace.read_scanned(scanned)
             if text is None:

@@ -3,8 +3,11 @@ real HTTP."""
 
 from __future__ import annotations
 
+import pytest
+
 from memory import notes, runs, workspace
 from memory.consolidate import consolidate_agent
+from memory.errors import InvalidInput
 from memory.models import Run
 from proposals import actions
 from proposals.models import Proposal
@@ -233,3 +236,16 @@ def test_compile_after_consolidation_never_raises(helper_agent, fake_llm):
     runs.start_run(helper_agent, Run.Kind.CONSOLIDATE, trigger="test")  # still running
     assert wiki_compile.compile_after_consolidation(helper_agent.id) is None
     assert wiki_compile.compile_after_consolidation("no-such-agent") is None
+
+
+def test_a_wiki_compile_proposal_without_sources_is_refused(helper_agent):
+    for sources in ([], ["web"], None):
+        with pytest.raises(InvalidInput):
+            actions.propose(
+                "wiki_compile",
+                agent=helper_agent,
+                target=PAGES,
+                payload={"pages": [{**page("Eco", "x"), "sources": sources}]},
+                source="job:test",
+            )
+    assert not Proposal.objects.exists()

@@ -2,6 +2,7 @@
 ends, whatever happens between passes — edits through the app, hand edits, deletes."""
 
 import random
+import threading
 
 from memory import workspace
 from wiki import graph, pages, vault
@@ -54,3 +55,29 @@ def test_random_edits_leave_every_block_as_a_full_rebuild_would(master, monkeypa
             workspace.write(existing.path, retitled)
             pages.refresh(master)
         assert full_rebuild_changes(master) == {}, f"step {step}"
+
+
+def test_concurrent_edits_from_threads_lose_no_backlink(master):
+    pages.save_page(master, title="Hub", kind="concept", sources=["conv:1"], body="Hub.")
+    errors: list[BaseException] = []
+
+    def writer(index: int) -> None:
+        try:
+            for round_ in range(3):
+                pages.save_page(
+                    master, title=f"Spoke {index}", kind="entity", sources=["conv:1"],
+                    body=f"Round {round_}: [[Hub]].",
+                )  # fmt: skip
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(index,)) for index in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    hub = workspace.read("memory/wiki/concepts/hub.md")
+    for index in range(6):
+        assert f"- [[spoke-{index}|Spoke {index}]]\n" in hub
+    assert full_rebuild_changes(master) == {}

@@ -11,6 +11,7 @@ The owner may reach every agent; an agent token only its own (403 otherwise).
 
 from __future__ import annotations
 
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -52,7 +53,73 @@ class PageInputSerializer(serializers.Serializer):
     body = TextField(required=False, allow_blank=True, trim_whitespace=False)
 
 
+# --- output shapes (for the OpenAPI schema; the views return the operations' dicts) ---
+
+
+class LinkSerializer(serializers.Serializer):
+    slug = serializers.CharField()
+    title = serializers.CharField()
+    exists = serializers.BooleanField()
+
+
+class TocEntrySerializer(serializers.Serializer):
+    slug = serializers.CharField()
+    title = serializers.CharField()
+    kind = serializers.CharField()
+    status = serializers.CharField()
+    updated = serializers.CharField()
+    sources = serializers.ListField(child=serializers.CharField())
+    questions = serializers.ListField(child=serializers.CharField())
+    folder = serializers.CharField()
+
+
+class PageSerializer(TocEntrySerializer):
+    body = serializers.CharField()
+    links_out = LinkSerializer(many=True)
+    links_in = LinkSerializer(many=True)
+
+
+class IssueSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=["unsourced", "dangling", "review", "stale"])
+    slug = serializers.CharField()
+    title = serializers.CharField()
+    path = serializers.CharField()
+    detail = serializers.CharField()
+
+
+class QuestionSerializer(serializers.Serializer):
+    slug = serializers.CharField()
+    title = serializers.CharField()
+    question = serializers.CharField()
+
+
+class ReportSerializer(serializers.Serializer):
+    pages = serializers.IntegerField()
+    counts = serializers.DictField(child=serializers.IntegerField())
+    issues = IssueSerializer(many=True)
+    open_questions = QuestionSerializer(many=True)
+    reports = serializers.DictField(child=serializers.CharField())
+
+
+class RunRefSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+    kind = serializers.CharField()
+    agent = serializers.CharField()
+
+
+class CompileAnswerSerializer(serializers.Serializer):
+    run = RunRefSerializer()
+
+
+# --- views -----------------------------------------------------------------------------
+
+
 class WikiTocView(APIView):
+    @extend_schema(
+        parameters=[OpenApiParameter("q", str, description="rank by the wiki_search rules")],
+        responses=TocEntrySerializer(many=True),
+    )
     def get(self, request: Request, agent_id: str) -> Response:
         agent = _agent(request, agent_id)
         q = request.query_params.get("q") or None
@@ -60,10 +127,14 @@ class WikiTocView(APIView):
 
 
 class WikiPageView(APIView):
+    @extend_schema(responses=PageSerializer)
     def get(self, request: Request, agent_id: str, slug: str) -> Response:
         agent = _agent(request, agent_id)
         return Response(pages.get_page(agent, slug).as_dict())
 
+    @extend_schema(
+        request=PageInputSerializer, responses={200: PageSerializer, 201: PageSerializer}
+    )
     def put(self, request: Request, agent_id: str, slug: str) -> Response:
         agent = _agent(request, agent_id)
         if not isinstance(request.data, dict):
@@ -75,6 +146,7 @@ class WikiPageView(APIView):
             page.as_dict(), status=status.HTTP_201_CREATED if page.created else status.HTTP_200_OK
         )
 
+    @extend_schema(responses={204: None})
     def delete(self, request: Request, agent_id: str, slug: str) -> Response:
         agent = _agent(request, agent_id)
         pages.delete_page(agent, slug)
@@ -82,12 +154,14 @@ class WikiPageView(APIView):
 
 
 class WikiReportView(APIView):
+    @extend_schema(responses=ReportSerializer)
     def get(self, request: Request, agent_id: str) -> Response:
         agent = _agent(request, agent_id)
         return Response(pages.report(agent))
 
 
 class WikiCompileView(APIView):
+    @extend_schema(request=None, responses={202: CompileAnswerSerializer})
     def post(self, request: Request, agent_id: str) -> Response:
         agent = _agent(request, agent_id)
         run = wiki_compile.start_compile(agent, trigger="api")

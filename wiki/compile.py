@@ -40,6 +40,7 @@ from wiki.vault import KINDS, Vault, load, page_slug, vault_dir, with_changes
 log = logging.getLogger(__name__)
 
 KIND = "wiki_compile"
+CHAINED = "consolidation"  # the trigger of the compile chained after a consolidation
 PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
 TOC_LIMIT = 400  # pages listed by title in the prompt
 PAGES_BUDGET = 20_000  # characters of existing pages' text shown in the prompt
@@ -281,6 +282,17 @@ def _compile_step(run: Run, agent: Agent) -> Outcome:
     block = read_notes_block(agent)
     if not block.note_names:
         return Outcome(Run.Status.SKIPPED, "no daily notes to compile")
+    if run.trigger == CHAINED:
+        # The nightly chain runs after every consolidation; asking the model again about
+        # notes it already compiled would only cost. A compile started by hand always runs.
+        last = (
+            Run.objects.filter(agent=agent, kind=Run.Kind.COMPILE, status=Run.Status.SUCCEEDED)
+            .exclude(pk=run.pk)
+            .order_by("-started_at")
+            .first()
+        )
+        if last is not None and (block.newest_mtime or 0) <= last.started_at.timestamp():
+            return Outcome(Run.Status.SKIPPED, "no note is newer than the last compile")
 
     system, user = build_prompt(agent, block.text, vault=load(agent))
     runs.heartbeat(run)
@@ -397,7 +409,7 @@ def compile_after_consolidation(agent_id: str) -> Run | None:
     recorded on its own run; returns that run, or None when none could be started."""
     try:
         agent = Agent.objects.get(pk=agent_id)
-        run = runs.start_run(agent, Run.Kind.COMPILE, trigger="consolidation")
+        run = runs.start_run(agent, Run.Kind.COMPILE, trigger=CHAINED)
     except Conflict as exc:
         log.warning("no compile after consolidating %s: %s", agent_id, exc.message)
         return None

@@ -249,3 +249,18 @@ def test_a_wiki_compile_proposal_without_sources_is_refused(helper_agent):
                 source="job:test",
             )
     assert not Proposal.objects.exists()
+
+
+def test_the_chained_compile_skips_notes_it_already_compiled(helper_agent, fake_llm):
+    write_note(helper_agent, f"{TODAY}.md", "- Eco is due\n", age=60)
+    fake_llm.script({"pages": [page("Eco", "Due.")]})
+    first = wiki_compile.compile_after_consolidation(helper_agent.id)
+    assert first.status == "succeeded"
+    second = wiki_compile.compile_after_consolidation(helper_agent.id)
+    assert (second.status, second.summary) == ("skipped", "no note is newer than the last compile")
+    assert len(fake_llm.requests) == 1
+    # A compile started by hand asks anyway; a new note wakes the chain up again.
+    assert compile_now(helper_agent).status == "succeeded"
+    write_note(helper_agent, f"{TODAY}-later.md", "- Eco moved\n")
+    assert wiki_compile.compile_after_consolidation(helper_agent.id).status == "succeeded"
+    assert len(fake_llm.requests) == 3

@@ -209,14 +209,15 @@ def propose(
     # First pass to learn the paths, second under their locks so the new texts and the
     # snapshot describe the same version of every file.
     paths = list(kind.changes(agent=agent, payload=payload))
-    while True:
+    for _attempt in range(3):
         with _locked_all(paths):
             writes = kind.changes(agent=agent, payload=payload)
-            if sorted(writes) != sorted(paths):
-                paths = list(writes)
-                continue
-            previous = {path: workspace.read(path) for path in writes}
-        break
+            if sorted(writes) == sorted(paths):
+                previous = {path: workspace.read(path) for path in writes}
+                break
+        paths = list(writes)  # the files moved under us: lock the new set and retry
+    else:
+        raise Conflict("The files this proposal changes kept changing; try again.")
     if not writes:
         raise InvalidInput("This proposal would change nothing.")
     hashes = {path: workspace.hash_text(text) for path, text in previous.items()}

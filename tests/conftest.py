@@ -29,8 +29,13 @@ def workspace(tmp_path, settings):
 
 @pytest.fixture
 def master(db, workspace) -> Agent:
-    """The default agent, created by the migration; its dir is the workspace root."""
-    return Agent.objects.get(pk="master")
+    """The default agent, created by the migration; its dir is the workspace root.
+
+    Transactional tests flush the database afterwards (the migration's row with it), so
+    it is re-created here when a previous test removed it."""
+    from memory.agents import default_agent
+
+    return default_agent()
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from memory import consolidate, context, facts, notes, scripts, workspace
+from memory import consolidate, context, facts, notes, scripts, search, workspace
 from memory.agents import default_agent
 from memory.errors import Conflict, DomainError, InvalidInput, NotFound
 from memory.forms import FactForm, FileForm, NewFactForm, SearchForm
@@ -393,11 +393,12 @@ def search_page(request: HttpRequest) -> HttpResponse:
     form = SearchForm(request.GET or None)
     hits = []
     if form.is_valid() and form.cleaned_data["q"].strip():
-        from memory import search  # lands with the search module
-
-        hits = search.search_all(
-            form.cleaned_data["q"], agent_id=form.cleaned_data.get("agent") or None, limit=50
-        )
+        try:
+            hits = search.search_all(
+                form.cleaned_data["q"], agent_id=form.cleaned_data.get("agent") or None, limit=50
+            )
+        except DomainError as exc:  # e.g. a query with no letter or digit
+            report_error(request, exc)
     return page(
         request,
         "memory/search.html",

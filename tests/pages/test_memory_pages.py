@@ -216,6 +216,12 @@ def test_it_searches_every_scope_and_shows_scope_path_line_text(
     assert "sách cần mua" in only and "Dế Mèn" not in only
 
 
+def test_it_explains_a_search_with_no_letter_or_digit_instead_of_failing(pages, master):
+    response = pages.get("/manage/memory/search/?q=!!!")
+    assert response.status_code == 200
+    assert "no letters or digits" in text_of(response)
+
+
 def test_it_keeps_the_agent_just_viewed_across_tabs(pages, master, helper_agent):
     pages.get("/manage/memory/agents/helper/memory/")
     response = pages.get("/manage/memory/scripts/")

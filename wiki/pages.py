@@ -355,11 +355,13 @@ def search_pages(agent, query: str, *, limit: int = SEARCH_LIMIT) -> list[Search
 
 def list_pages(agent, q: str | None = None) -> list[Page]:
     """The vault as pages (no links). Without `q`: folder order, then slug. With `q`:
-    the pages matching it, ranked as `wiki_search` ranks (a `q` without words lists
-    everything)."""
+    the pages matching it, ranked as `wiki_search` ranks; a `q` without a letter or digit
+    is 422, as for every search."""
     vault = load(agent)
-    hits = _rank(vault, q) if q else None
-    if hits is not None:
+    if q:
+        hits = _rank(vault, q)
+        if hits is None:
+            raise InvalidInput("The query has no letters or digits to search for.")
         return [_page(vault.pages[hit.slug]) for hit in hits]
     rank = {folder: index for index, folder in enumerate(FOLDERS)}
     records = sorted(vault.pages.values(), key=lambda r: (rank[r.folder], r.slug))

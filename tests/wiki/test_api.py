@@ -130,6 +130,7 @@ def test_the_toc_lists_pages_without_bodies_and_ranks_with_q(owner_client, maste
     ]
     assert [r["slug"] for r in owner_client.get(BASE, {"q": "han eco"}).json()] == ["han-eco"]
     assert owner_client.get(BASE, {"q": "zebra"}).json() == []
+    assert owner_client.get(BASE, {"q": "?!"}).status_code == 422
 
 
 def test_an_agent_token_reaches_only_its_own_vault(master_client, helper_client, master):

@@ -107,24 +107,29 @@ def _dirty_slugs(vault: Vault, last: _Verified) -> tuple[set[str], dict[str, set
     old_records, new_records = last.records, vault.records
     changed = [path for path, record in new_records.items() if old_records.get(path) is not record]
     changed += [path for path in old_records if path not in new_records]
-    for path in changed:
-        old, new = old_records.get(path), new_records.get(path)
-        if old is not None:
-            for target in old.out:
-                sources = incoming.get(target)
-                if sources is not None:
-                    sources.discard(old.slug)
-                    if not sources:
-                        del incoming[target]
-                dirty.add(target)
-            dirty.add(old.slug)
-        if new is not None:
-            for target in new.out:
-                incoming.setdefault(target, set()).add(new.slug)
-                dirty.add(target)
-            dirty.add(new.slug)
-        if old is None or new is None or old.title != new.title:
-            slug = (new or old).slug  # type: ignore[union-attr]
+    olds = [old_records[path] for path in changed if path in old_records]
+    news = [new_records[path] for path in changed if path in new_records]
+    # Every old side first, then every new side: a page moved by hand between folders is
+    # an old and a new record of one slug, and its links must end up counted once.
+    for old in olds:
+        for target in old.out:
+            sources = incoming.get(target)
+            if sources is not None:
+                sources.discard(old.slug)
+                if not sources:
+                    del incoming[target]
+            dirty.add(target)
+        dirty.add(old.slug)
+    for new in news:
+        for target in new.out:
+            incoming.setdefault(target, set()).add(new.slug)
+            dirty.add(target)
+        dirty.add(new.slug)
+    # A page that appeared, disappeared or changed its title changes how every page
+    # linking to it shows it.
+    for slug in {record.slug for record in (*olds, *news)}:
+        before, now = last.pages.get(slug), vault.pages.get(slug)
+        if before is None or now is None or before.title != now.title:
             dirty |= incoming.get(slug, set())
     return dirty, incoming
 

@@ -32,7 +32,7 @@ def test_random_edits_leave_every_block_as_a_full_rebuild_would(master, monkeypa
     def body() -> str:
         return " ".join(f"[[{rng.choice(titles + ['Ghost'])}]]" for _ in range(rng.randrange(4)))
 
-    for step in range(150):
+    for step in range(200):
         action = rng.random()
         title = rng.choice(titles)
         slug = vault.page_slug(title)
@@ -43,6 +43,13 @@ def test_random_edits_leave_every_block_as_a_full_rebuild_would(master, monkeypa
             )
         elif action < 0.7:
             pages.delete_page(master, slug)
+        elif action < 0.75:
+            # Moved by hand to another folder (a new file, the old one deleted).
+            folder = rng.choice([f for f in vault.FOLDERS if f != existing.folder])
+            moved = existing.path.replace(f"/{existing.folder}/", f"/{folder}/")
+            workspace.write(moved, workspace.read(existing.path))
+            workspace.delete(existing.path)
+            pages.refresh(master)
         elif action < 0.85:
             # A hand edit on disk between passes (another process, an editor).
             text = workspace.read(existing.path)

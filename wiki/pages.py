@@ -38,6 +38,7 @@ from wiki.vault import (
     Record,
     Vault,
     forget_cached,
+    join_page,
     load,
     neutralise,
     page_slug,
@@ -227,6 +228,15 @@ def _apply(agent, vault: Vault, authored: dict[str, str | None]) -> Refreshed:
     regenerate the reports. Caller holds the vault lock."""
     virtual = with_changes(vault, authored) if authored else vault
     texts: dict[str, str | None] = dict(graph.plan_blocks(virtual))
+    for path, author_text in authored.items():
+        # An authored page always has a block to gain; should the plan not hold it (a
+        # shadowed duplicate), it is still written whole, never without its block.
+        if author_text is not None and path not in texts:
+            record = virtual.records[path]
+            incoming = sorted(virtual.links_in().get(record.slug, ()))
+            texts[path] = join_page(
+                record.author_text, graph.render_block(record, virtual, incoming)
+            )
     written: list[str] = []
     for path, new_text in texts.items():
         if path in authored:

@@ -18,6 +18,7 @@ import json
 import logging
 import re
 import time
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -112,7 +113,7 @@ def render_prompt(name: str, **values: object) -> str:
     return text
 
 
-class Provider:
+class Provider(ABC):
     """One configured chat model. Subclasses build the request and read the answer."""
 
     name = "provider"
@@ -148,14 +149,14 @@ class Provider:
 
     # --- HTTP --------------------------------------------------------------------------
 
-    def _call(self, system: str, user: str) -> dict:
-        raise NotImplementedError
+    @abstractmethod
+    def _call(self, system: str, user: str) -> dict: ...
 
-    def _text_of(self, body: dict) -> str:
-        raise NotImplementedError
+    @abstractmethod
+    def _text_of(self, body: dict) -> str: ...
 
-    def _usage_of(self, body: dict) -> tuple[int, int]:
-        raise NotImplementedError
+    @abstractmethod
+    def _usage_of(self, body: dict) -> tuple[int, int]: ...
 
     def _post(self, url: str, payload: dict, headers: dict[str, str]) -> httpx.Response:
         """POST with retries: 429, 5xx and connection errors are tried TRIES times with

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from typing import Any, Protocol, runtime_checkable
 
@@ -71,14 +72,14 @@ class ProposalKind(Protocol):
     def after_write(self, proposal: Proposal) -> None: ...
 
 
-class BaseKind:
+class BaseKind(ABC):
     """Convenience base: a single-path kind with nothing to do after writing."""
 
     name: str = ""
     batch: bool = False
 
-    def changes(self, *, agent: Any, payload: dict) -> dict[str, str | None]:
-        raise NotImplementedError
+    @abstractmethod
+    def changes(self, *, agent: Any, payload: dict) -> dict[str, str | None]: ...
 
     def after_write(self, proposal: Proposal) -> None:
         return None

@@ -25,7 +25,7 @@ from typing import Any
 
 from memory import autoapply, notes, runs, workspace
 from memory.errors import Conflict, DomainError, NotFound
-from memory.llm import NO_MODEL, LLMError, get_provider, render_prompt
+from memory.llm import NO_MODEL, BadAnswer, ask_for_run, get_provider, render_prompt
 from memory.models import Agent, Run
 from proposals.actions import BaseKind, apply_now, propose, register_kind, supersede_pending
 
@@ -175,10 +175,6 @@ def build_prompt(
 # --- the answer ------------------------------------------------------------------------
 
 
-class BadAnswer(ValueError):
-    """The model answered, but not in the §13.1 shape."""
-
-
 @dataclass(frozen=True)
 class Rewrite:
     memory: str
@@ -295,18 +291,9 @@ def _rewrite_step(run: Run, agent: Agent) -> Outcome:
 
     today = notes.today()
     system, user = build_prompt(agent, old_text, block, today=today)
-    runs.heartbeat(run)
-    try:
-        answer = provider.complete_json(system, user)
-    except LLMError as exc:
-        runs.record_usage(run, exc)
-        return Outcome(Run.Status.FAILED, f"the model call failed: {exc.message}")
-    runs.record_usage(run, answer)
-    runs.heartbeat(run)
-    try:
-        rewrite = parse_rewrite(answer.data)
-    except BadAnswer as exc:
-        return Outcome(Run.Status.FAILED, f"the model answered badly: {exc}")
+    rewrite, failure = ask_for_run(run, provider, system, user, parse_rewrite)
+    if rewrite is None:
+        return Outcome(Run.Status.FAILED, failure)
 
     reasons = reason_texts(rewrite)
     if rewrite.memory == old_text:
@@ -404,18 +391,9 @@ def start_consolidation(agent: Agent, *, trigger: str = "api") -> Run:
     """Create the `running` run now (Conflict/409 while a consolidation or compile runs for
     the agent) and hand the work to a django-q2 worker (`memory.tasks.consolidate_task`).
     Returns the run as it is after enqueueing (with Q_SYNC the work is already done)."""
-    from django_q.tasks import async_task
-
-    run = runs.start_run(agent, Run.Kind.CONSOLIDATE, trigger=trigger)
-    try:
-        async_task(
-            "memory.tasks.consolidate_task", run.pk, task_name=f"consolidate-{agent.id}-{run.pk}"
-        )
-    except Exception as exc:
-        log.exception("could not enqueue consolidation run %s", run.pk)
-        runs.finish_run(run, Run.Status.FAILED, summary=f"could not be queued: {exc}")
-    run.refresh_from_db()
-    return run
+    return runs.start_queued(
+        agent, Run.Kind.CONSOLIDATE, trigger=trigger, task="memory.tasks.consolidate_task"
+    )
 
 
 def consolidate_agent(agent: Agent, *, trigger: str, task_key: str | None = None) -> Run:

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from memory import facts, notes, runs
-from memory.consolidate import BadAnswer, NotesBlock
+from memory.consolidate import NotesBlock
 from memory.errors import DomainError, InvalidInput, NotFound
-from memory.llm import NO_MODEL, LLMError, get_provider, render_prompt
+from memory.llm import NO_MODEL, BadAnswer, LLMError, get_provider, render_prompt
 from memory.models import Agent, Run
 from memory.text import cap
 from proposals.actions import BaseKind, propose, register_kind, supersede_pending

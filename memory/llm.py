@@ -8,8 +8,11 @@ strips a Markdown code fence, and returns the parsed object with the token usage
 endpoint reported and its cost from MEMORY_LLM_PRICES. Anything else raises `LLMError`,
 which carries whatever usage was reported before the failure.
 
-Validating the keys of the answer belongs to each step (consolidation, hygiene, compile).
-Prompt text lives in files under memory/prompts/ (`load_prompt`, `render_prompt`).
+Validating the keys of the answer belongs to each step (consolidation, hygiene, compile):
+its parser raises `BadAnswer`. `ask_for_run` is the one call a run makes: heartbeat, call,
+record usage, parse, and a failure turned into the run's summary.
+Prompt text lives in files under memory/prompts/ (or another app's prompts directory:
+`load_prompt`, `render_prompt`).
 """
 
 from __future__ import annotations
@@ -19,12 +22,17 @@ import logging
 import re
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
+from typing import TypeVar
 
 import httpx
 from django.conf import settings
+
+from memory import runs
+from memory.models import Run
 
 log = logging.getLogger(__name__)
 
@@ -99,15 +107,15 @@ def parse_json_object(text: str) -> dict:
     return data
 
 
-def load_prompt(name: str) -> str:
-    """The text of memory/prompts/<name>."""
-    return (PROMPTS_DIR / name).read_text(encoding="utf-8")
+def load_prompt(name: str, directory: Path = PROMPTS_DIR) -> str:
+    """The text of <directory>/<name> (memory/prompts/ unless another app's is given)."""
+    return (directory / name).read_text(encoding="utf-8")
 
 
-def render_prompt(name: str, **values: object) -> str:
+def render_prompt(name: str, directory: Path = PROMPTS_DIR, **values: object) -> str:
     """A prompt template with `{{key}}` placeholders replaced. Plain replacement, not
     str.format: notes and MEMORY.md are full of braces."""
-    text = load_prompt(name)
+    text = load_prompt(name, directory)
     for key, value in values.items():
         text = text.replace("{{" + key + "}}", str(value))
     return text
@@ -288,6 +296,35 @@ class AnthropicProvider(Provider):
 
 def _int(value: object) -> int:
     return value if isinstance(value, int) and value >= 0 else 0
+
+
+T = TypeVar("T")
+
+
+class BadAnswer(ValueError):
+    """The model answered, but not in the §13.1 shape."""
+
+
+def ask_for_run(
+    run: Run, provider: Provider, system: str, user: str, parse: Callable[[dict], T]
+) -> tuple[T | None, str]:
+    """Ask the model on behalf of the running `run`: heartbeat before and after the call
+    (it may take minutes), record the usage — of a failed call too — on the run, and
+    check the answer with `parse`, which raises BadAnswer for a wrong shape.
+    Returns (parsed answer, "") or (None, why the run fails) — never raises LLMError or
+    BadAnswer."""
+    runs.heartbeat(run)
+    try:
+        answer = provider.complete_json(system, user)
+    except LLMError as exc:
+        runs.record_usage(run, exc)
+        return None, f"the model call failed: {exc.message}"
+    runs.record_usage(run, answer)
+    runs.heartbeat(run)
+    try:
+        return parse(answer.data), ""
+    except BadAnswer as exc:
+        return None, f"the model answered badly: {exc}"
 
 
 def get_provider() -> Provider | None:

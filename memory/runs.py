@@ -70,6 +70,23 @@ def start_run(agent: Agent, kind: str, *, trigger: str, task_key: str | None = N
         ) from None
 
 
+def start_queued(agent: Agent, kind: str, *, trigger: str, task: str) -> Run:
+    """Create the `running` run now (Conflict as `start_run`) and hand it to a django-q2
+    worker running `task(run.pk)` (a dotted path). A run that cannot be queued is finished
+    as `failed` ("could not be queued: …"). Returns the run as it is after enqueueing
+    (with Q_SYNC the work is already done)."""
+    from django_q.tasks import async_task
+
+    run = start_run(agent, kind, trigger=trigger)
+    try:
+        async_task(task, run.pk, task_name=f"{kind}-{agent.id}-{run.pk}")
+    except Exception as exc:
+        log.exception("could not enqueue %s run %s", kind, run.pk)
+        finish_run(run, Run.Status.FAILED, summary=f"could not be queued: {exc}")
+    run.refresh_from_db()
+    return run
+
+
 def claim_run(run: Run) -> bool:
     """Mark a run as picked up by this worker. True exactly once per run: a conditional
     update on (status running, heartbeat_at NULL), so two deliveries of one task cannot

@@ -27,11 +27,13 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from memory import notes, runs, workspace
 from memory.errors import Conflict, DomainError, InvalidInput
+from memory.llm import NO_MODEL, BadAnswer, ask_for_run, get_provider, render_prompt
 from memory.models import Agent, Run
 from proposals.actions import BaseKind, apply_now, propose, register_kind
 from wiki import graph, lint, pages
@@ -44,15 +46,6 @@ CHAINED = "consolidation"  # the trigger of the compile chained after a consolid
 PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
 TOC_LIMIT = 400  # pages listed by title in the prompt
 PAGES_BUDGET = 20_000  # characters of existing pages' text shown in the prompt
-
-
-def render_prompt(name: str, **values: object) -> str:
-    """wiki/prompts/<name> with `{{key}}` placeholders replaced (plain replacement: notes
-    are full of braces)."""
-    text = (PROMPTS_DIR / name).read_text(encoding="utf-8")
-    for key, value in values.items():
-        text = text.replace("{{" + key + "}}", str(value))
-    return text
 
 
 # --- the proposal kind ---------------------------------------------------------------------
@@ -129,10 +122,6 @@ def register() -> None:
 
 
 # --- the model's answer ----------------------------------------------------------------------
-
-
-class BadAnswer(ValueError):
-    """The answer does not have the §13.1 shape."""
 
 
 @dataclass
@@ -241,9 +230,10 @@ def _vault_context(vault: Vault, notes_text: str) -> tuple[str, str]:
 
 def build_prompt(agent: Agent, notes_text: str, *, vault: Vault) -> tuple[str, str]:
     toc, existing = _vault_context(vault, notes_text)
-    system = render_prompt("compile_system.md")
+    system = render_prompt("compile_system.md", PROMPTS_DIR)
     user = render_prompt(
         "compile_user.md",
+        PROMPTS_DIR,
         today=notes.today().isoformat(),
         toc=toc,
         existing=existing,
@@ -274,7 +264,6 @@ def _note_exists(agent: Agent):
 
 def _compile_step(run: Run, agent: Agent) -> Outcome:
     from memory.consolidate import read_notes_block
-    from memory.llm import NO_MODEL, LLMError, get_provider
 
     provider = get_provider()
     if provider is None:
@@ -295,18 +284,11 @@ def _compile_step(run: Run, agent: Agent) -> Outcome:
             return Outcome(Run.Status.SKIPPED, "no note is newer than the last compile")
 
     system, user = build_prompt(agent, block.text, vault=load(agent))
-    runs.heartbeat(run)
-    try:
-        answer = provider.complete_json(system, user)
-    except LLMError as exc:
-        runs.record_usage(run, exc)
-        return Outcome(Run.Status.FAILED, f"the model call failed: {exc.message}")
-    runs.record_usage(run, answer)
-    runs.heartbeat(run)
-    try:
-        batch = parse_batch(answer.data, note_exists=_note_exists(agent))
-    except BadAnswer as exc:
-        return Outcome(Run.Status.FAILED, f"the model answered badly: {exc}")
+    batch, failure = ask_for_run(
+        run, provider, system, user, partial(parse_batch, note_exists=_note_exists(agent))
+    )
+    if batch is None:
+        return Outcome(Run.Status.FAILED, failure)
 
     dropped = len(batch.dropped)
     dropped_text = f"; {dropped} page(s) dropped without sources" if dropped else ""
@@ -390,16 +372,9 @@ def start_compile(agent: Agent, *, trigger: str) -> Run:
     """Create the `running` compile run now (Conflict/409 while a consolidation or compile
     runs for the agent) and hand the work to a django-q2 worker. Returns the run as it is
     after enqueueing (with Q_SYNC the work is already done)."""
-    from django_q.tasks import async_task
-
-    run = runs.start_run(agent, Run.Kind.COMPILE, trigger=trigger)
-    try:
-        async_task("wiki.compile.run_compile", run.pk, task_name=f"compile-{agent.id}-{run.pk}")
-    except Exception as exc:
-        log.exception("could not enqueue compile run %s", run.pk)
-        runs.finish_run(run, Run.Status.FAILED, summary=f"could not be queued: {exc}")
-    run.refresh_from_db()
-    return run
+    return runs.start_queued(
+        agent, Run.Kind.COMPILE, trigger=trigger, task="wiki.compile.run_compile"
+    )
 
 
 def compile_after_consolidation(agent_id: str) -> Run | None:

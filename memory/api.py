@@ -28,7 +28,7 @@ from rest_framework.views import APIView
 
 from memory import context, facts, notes, writes
 from memory.agents import ensure_agent_dirs, get_agent_or_404
-from memory.auth import agent_id_of, require_agent_access, require_owner
+from memory.auth import agent_for, agent_id_of, require_owner
 from memory.errors import Conflict, Forbidden
 from memory.models import Agent
 from memory.serializers import (
@@ -52,12 +52,6 @@ from proposals.serializers import ProposalSerializer
 
 # A REST call that does not say where it comes from is a person over HTTP (§5).
 DEFAULT_SOURCE = "http"
-
-
-def _agent(request: Request, agent_id: str) -> Agent:
-    # Access first: another agent's token learns nothing, not even whether an id exists.
-    require_agent_access(request, agent_id)
-    return get_agent_or_404(agent_id)
 
 
 def _written_by(request: Request) -> str:
@@ -117,7 +111,7 @@ class AgentListView(APIView):
 class AgentDetailView(APIView):
     @extend_schema(responses=AgentSerializer)
     def get(self, request: Request, agent_id: str) -> Response:
-        return Response(AgentSerializer(_agent(request, agent_id)).data)
+        return Response(AgentSerializer(agent_for(request, agent_id)).data)
 
     @extend_schema(request=AgentUpdateSerializer, responses=AgentSerializer)
     def patch(self, request: Request, agent_id: str) -> Response:
@@ -207,11 +201,11 @@ class FactView(APIView):
 class MemoryView(APIView):
     @extend_schema(responses=BodyInputSerializer)
     def get(self, request: Request, agent_id: str) -> Response:
-        return Response({"body": notes.read_memory(_agent(request, agent_id))})
+        return Response({"body": notes.read_memory(agent_for(request, agent_id))})
 
     @extend_schema(request=BodyInputSerializer, responses=BodyInputSerializer)
     def put(self, request: Request, agent_id: str) -> Response:
-        agent = _agent(request, agent_id)
+        agent = agent_for(request, agent_id)
         data = _valid(BodyInputSerializer, request.data)
         if "source" in data:
             writes.validate_source(data["source"])
@@ -222,7 +216,7 @@ class MemoryView(APIView):
 class MemoryLinesView(APIView):
     @extend_schema(request=LinesInputSerializer, responses={200: None, 202: ProposalSerializer})
     def post(self, request: Request, agent_id: str) -> Response:
-        agent = _agent(request, agent_id)
+        agent = agent_for(request, agent_id)
         data = _valid(LinesInputSerializer, request.data)
         body, proposal = writes.add_memory_lines_or_propose(
             agent, data["lines"], source=data["source"]
@@ -235,7 +229,7 @@ class MemoryLinesView(APIView):
 class MemorySaveView(APIView):
     @extend_schema(request=SaveInputSerializer, responses=SaveResultSerializer)
     def post(self, request: Request, agent_id: str) -> Response:
-        agent = _agent(request, agent_id)
+        agent = agent_for(request, agent_id)
         data = _valid(SaveInputSerializer, request.data)
         # memory_save needs no approval (§5), but a nonsense source is still refused.
         writes.validate_source(data.get("source", DEFAULT_SOURCE))
@@ -250,7 +244,7 @@ class NoteListView(APIView):
         responses=NoteSerializer(many=True),
     )
     def get(self, request: Request, agent_id: str) -> Response:
-        agent = _agent(request, agent_id)
+        agent = agent_for(request, agent_id)
         include_other = request.query_params.get("all", "") in ("1", "true", "yes")
         return Response(
             [_note_json(info) for info in notes.list_notes(agent, include_other=include_other)]
@@ -267,14 +261,14 @@ def _note_answer(name: str, body: str, *, code: int = status.HTTP_200_OK) -> Res
 class NoteView(APIView):
     @extend_schema(responses=NoteBodySerializer)
     def get(self, request: Request, agent_id: str, name: str) -> Response:
-        agent = _agent(request, agent_id)
+        agent = agent_for(request, agent_id)
         return _note_answer(name, notes.read_note(agent, name))
 
     @extend_schema(
         request=BodyInputSerializer, responses={200: NoteBodySerializer, 201: NoteBodySerializer}
     )
     def put(self, request: Request, agent_id: str, name: str) -> Response:
-        agent = _agent(request, agent_id)
+        agent = agent_for(request, agent_id)
         notes.note_path(agent, name)  # a bad name is 422 before the body is looked at
         data = _valid(BodyInputSerializer, request.data)
         if "source" in data:
@@ -296,7 +290,7 @@ class ContextView(APIView):
         responses=ContextSerializer,
     )
     def get(self, request: Request, agent_id: str) -> Response:
-        agent = _agent(request, agent_id)
+        agent = agent_for(request, agent_id)
         return Response(
             context.build_context(
                 agent,

@@ -15,8 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memory.agents import get_agent_or_404
-from memory.auth import agent_id_of, require_agent_access
+from memory.auth import agent_for, agent_id_of, require_agent_access
 from memory.consolidate import get_run_or_404, start_consolidation
 from memory.errors import InvalidInput
 from memory.models import Run
@@ -52,8 +51,7 @@ class RunSerializer(serializers.ModelSerializer):
 
 class ConsolidateView(APIView):
     def post(self, request: Request, agent_id: str) -> Response:
-        require_agent_access(request, agent_id)
-        agent = get_agent_or_404(agent_id)
+        agent = agent_for(request, agent_id)
         run = start_consolidation(agent, trigger="api")
         return Response({"run": RunSerializer(run).data}, status=status.HTTP_202_ACCEPTED)
 
@@ -70,20 +68,12 @@ class RunListView(APIView):
             wanted = own
         if wanted:
             rows = rows.filter(agent_id=wanted)
-        kind = params.get("kind")
-        if kind:
-            if kind not in Run.Kind.values:
-                raise InvalidInput(
-                    f"Unknown run kind {kind!r}: one of {', '.join(Run.Kind.values)}."
-                )
-            rows = rows.filter(kind=kind)
-        state = params.get("status")
-        if state:
-            if state not in Run.Status.values:
-                raise InvalidInput(
-                    f"Unknown run status {state!r}: one of {', '.join(Run.Status.values)}."
-                )
-            rows = rows.filter(status=state)
+        for key, choices in (("kind", Run.Kind.values), ("status", Run.Status.values)):
+            value = params.get(key)
+            if value:
+                if value not in choices:
+                    raise InvalidInput(f"Unknown run {key} {value!r}: one of {', '.join(choices)}.")
+                rows = rows.filter(**{key: value})
         try:
             limit = int(params.get("limit", DEFAULT_LIMIT))
         except ValueError:

@@ -8,8 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memory import scripts
-from memory.agents import get_agent_or_404
-from memory.auth import require_agent_access
+from memory.auth import agent_for
 from memory.models import ScriptEntry
 
 
@@ -24,15 +23,9 @@ class ValueSerializer(serializers.Serializer):
     value = serializers.JSONField(allow_null=True)
 
 
-def _agent(request: Request, agent_id: str):
-    # Access first: a token of another agent learns nothing, not even whether it exists.
-    require_agent_access(request, agent_id)
-    return get_agent_or_404(agent_id)
-
-
 class ScriptStoreList(APIView):
     def get(self, request: Request, agent_id: str) -> Response:
-        agent = _agent(request, agent_id)
+        agent = agent_for(request, agent_id)
         entries = scripts.list_entries(
             agent,
             schedule=request.query_params.get("schedule") or None,
@@ -43,11 +36,11 @@ class ScriptStoreList(APIView):
 
 class ScriptStoreEntry(APIView):
     def get(self, request: Request, agent_id: str, scope: str, scope_id: str, key: str):
-        agent = _agent(request, agent_id)
+        agent = agent_for(request, agent_id)
         return Response(EntrySerializer(scripts.get_entry_or_404(agent, scope, scope_id, key)).data)
 
     def put(self, request: Request, agent_id: str, scope: str, scope_id: str, key: str):
-        agent = _agent(request, agent_id)
+        agent = agent_for(request, agent_id)
         scripts.validate_scope(scope)
         data = ValueSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -55,6 +48,6 @@ class ScriptStoreEntry(APIView):
         return Response(EntrySerializer(entry).data)
 
     def delete(self, request: Request, agent_id: str, scope: str, scope_id: str, key: str):
-        agent = _agent(request, agent_id)
+        agent = agent_for(request, agent_id)
         scripts.delete_entry(agent, scope, scope_id, key)
         return Response(status=204)

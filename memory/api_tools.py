@@ -17,16 +17,14 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memory import tools
-from memory.agents import get_agent_or_404
-from memory.auth import require_agent_access
+from memory.auth import agent_for
 from memory.errors import InvalidInput
 
 
 class ToolListView(APIView):
     @extend_schema(responses=OpenApiTypes.OBJECT, summary="The agent's tools")
     def get(self, request: Request, agent_id: str) -> Response:
-        require_agent_access(request, agent_id)
-        get_agent_or_404(agent_id)
+        agent_for(request, agent_id)
         return Response(tools.list_tools())
 
 
@@ -41,8 +39,7 @@ class ToolCallView(APIView):
         ),
     )
     def post(self, request: Request, agent_id: str, tool: str) -> Response:
-        require_agent_access(request, agent_id)
-        agent = get_agent_or_404(agent_id)
+        agent = agent_for(request, agent_id)
         try:
             arguments = request.data
         except ParseError:

@@ -10,8 +10,9 @@ from django.utils import timezone
 from rest_framework import authentication, exceptions, permissions
 from rest_framework.request import Request
 
+from memory.agents import get_agent_or_404
 from memory.errors import Forbidden
-from memory.models import ApiToken, hash_token
+from memory.models import Agent, ApiToken, hash_token
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,13 @@ def require_agent_access(request: Request, agent_id: str) -> None:
         return
     if agent_id_of(request) != agent_id:
         raise Forbidden("This token may only reach its own agent.")
+
+
+def agent_for(request: Request, agent_id: str) -> Agent:
+    """The agent `agent_id` if the caller may reach it: 403 before 404, so another agent's
+    token learns nothing, not even whether an id exists."""
+    require_agent_access(request, agent_id)
+    return get_agent_or_404(agent_id)
 
 
 def require_owner(request: Request) -> None:

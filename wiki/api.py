@@ -17,19 +17,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memory.agents import get_agent_or_404
-from memory.auth import require_agent_access
+from memory.auth import agent_for
 from memory.errors import InvalidInput
-from memory.models import Agent
 from wiki import compile as wiki_compile
 from wiki import pages
 from wiki.vault import KINDS
-
-
-def _agent(request: Request, agent_id: str) -> Agent:
-    # Access first: another agent's token learns nothing, not even whether an id exists.
-    require_agent_access(request, agent_id)
-    return get_agent_or_404(agent_id)
 
 
 class TextField(serializers.CharField):
@@ -121,7 +113,7 @@ class WikiTocView(APIView):
         responses=TocEntrySerializer(many=True),
     )
     def get(self, request: Request, agent_id: str) -> Response:
-        agent = _agent(request, agent_id)
+        agent = agent_for(request, agent_id)
         q = request.query_params.get("q") or None
         return Response([page.toc() for page in pages.list_pages(agent, q)])
 
@@ -129,14 +121,14 @@ class WikiTocView(APIView):
 class WikiPageView(APIView):
     @extend_schema(responses=PageSerializer)
     def get(self, request: Request, agent_id: str, slug: str) -> Response:
-        agent = _agent(request, agent_id)
+        agent = agent_for(request, agent_id)
         return Response(pages.get_page(agent, slug).as_dict())
 
     @extend_schema(
         request=PageInputSerializer, responses={200: PageSerializer, 201: PageSerializer}
     )
     def put(self, request: Request, agent_id: str, slug: str) -> Response:
-        agent = _agent(request, agent_id)
+        agent = agent_for(request, agent_id)
         if not isinstance(request.data, dict):
             raise InvalidInput("The body must be a JSON object.")
         serializer = PageInputSerializer(data=request.data)
@@ -148,7 +140,7 @@ class WikiPageView(APIView):
 
     @extend_schema(responses={204: None})
     def delete(self, request: Request, agent_id: str, slug: str) -> Response:
-        agent = _agent(request, agent_id)
+        agent = agent_for(request, agent_id)
         pages.delete_page(agent, slug)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -156,14 +148,14 @@ class WikiPageView(APIView):
 class WikiReportView(APIView):
     @extend_schema(responses=ReportSerializer)
     def get(self, request: Request, agent_id: str) -> Response:
-        agent = _agent(request, agent_id)
+        agent = agent_for(request, agent_id)
         return Response(pages.report(agent))
 
 
 class WikiCompileView(APIView):
     @extend_schema(request=None, responses={202: CompileAnswerSerializer})
     def post(self, request: Request, agent_id: str) -> Response:
-        agent = _agent(request, agent_id)
+        agent = agent_for(request, agent_id)
         run = wiki_compile.start_compile(agent, trigger="api")
         return Response(
             {"run": {"id": run.pk, "status": run.status, "kind": run.kind, "agent": agent.id}},

@@ -28,7 +28,7 @@ from __future__ import annotations
 import bisect
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from memory import text as text_rules
@@ -264,17 +264,15 @@ class _Query:
                 return False
         return True
 
-    def full_lines(self, doc: _Doc) -> list[int]:
-        """Indexes of the lines that hold every word, in order: the lines holding the
-        anchor word, kept when the others are on them too."""
+    def _lines_with(self, doc: _Doc, index: int) -> Iterator[tuple[int, int]]:
+        """(line index, offset where the line ends) of each line of `doc` holding word
+        `index`, in order, each line once."""
         folded = doc.folded
         starts = doc.line_starts()
         count = len(starts)
         end = len(folded)
-        word = self.words[self.anchor]
-        search = self.patterns[self.anchor].search if self.short[self.anchor] else None
-        others = self.others
-        lines: list[int] = []
+        word = self.words[index]
+        search = self.patterns[index].search if self.short[index] else None
         pos = 0
         while pos < end:
             if search is None:
@@ -283,11 +281,21 @@ class _Query:
                 match = search(folded, pos)
                 at = -1 if match is None else match.start()
             if at < 0:
-                break
+                return
             line = bisect.bisect_right(starts, at) - 1
+            # One match per line is enough: jump to the next line.
             pos = starts[line + 1] if line + 1 < count else end
+            yield line, pos
+
+    def full_lines(self, doc: _Doc) -> list[int]:
+        """Indexes of the lines that hold every word, in order: the lines holding the
+        anchor word, kept when the others are on them too."""
+        starts = doc.line_starts()
+        others = self.others
+        lines: list[int] = []
+        for line, line_end in self._lines_with(doc, self.anchor):
             if others:
-                segment = folded[starts[line] : pos]
+                segment = doc.folded[starts[line] : line_end]
                 if not all(
                     other in segment and (pattern is None or pattern.search(segment))
                     for other, pattern in others
@@ -299,27 +307,12 @@ class _Query:
     def line_masks(self, doc: _Doc, present: int) -> dict[int, int]:
         """Line index → bits of the words matched on that line."""
         masks: dict[int, int] = {}
-        starts = doc.line_starts()
-        folded = doc.folded
-        end = len(folded)
-        for index, word in enumerate(self.words):
+        for index in range(len(self.words)):
             bit = 1 << index
             if not present & bit:
                 continue
-            search = self.patterns[index].search if self.short[index] else None
-            pos = 0
-            while pos < end:
-                if search is None:
-                    at = folded.find(word, pos)
-                else:
-                    match = search(folded, pos)
-                    at = -1 if match is None else match.start()
-                if at < 0:
-                    break
-                line = bisect.bisect_right(starts, at) - 1
+            for line, _ in self._lines_with(doc, index):
                 masks[line] = masks.get(line, 0) | bit
-                # One match per line is enough: jump to the next line.
-                pos = starts[line + 1] if line + 1 < len(starts) else end
         return masks
 
 

@@ -219,14 +219,7 @@ def add_fact(request: HttpRequest) -> HttpResponse:
     try:
         if facts.get_fact(name) is not None:
             raise InvalidInput(_("a fact named %(name)s exists already.") % {"name": name})
-        save_fact_or_propose(
-            name,
-            description=form.cleaned_data["description"],
-            type=form.cleaned_data["type"],
-            body=form.cleaned_data["body"],
-            source=OWNER_SOURCE,
-            written_by="owner",
-        )
+        _save_fact_form(name, form)
     except DomainError as exc:
         report_error(request, exc)
         return redirect("memory-pages:home")
@@ -236,6 +229,20 @@ def add_fact(request: HttpRequest) -> HttpResponse:
 
 def _form_errors(form) -> str:
     return "; ".join(f"{field}: {' '.join(errs)}" for field, errs in form.errors.items())
+
+
+def _save_fact_form(name: str, form: FactForm) -> None:
+    """Write the fact from a valid FactForm (or NewFactForm) as the owner, a person
+    present: written at once. Raises DomainError."""
+    data = form.cleaned_data
+    save_fact_or_propose(
+        name,
+        description=data["description"],
+        type=data["type"],
+        body=data["body"],
+        source=OWNER_SOURCE,
+        written_by="owner",
+    )
 
 
 @owner_required
@@ -248,14 +255,7 @@ def fact_detail(request: HttpRequest, name: str) -> HttpResponse:
         form = FactForm(request.POST)
         if form.is_valid():
             try:
-                save_fact_or_propose(
-                    name,
-                    description=form.cleaned_data["description"],
-                    type=form.cleaned_data["type"],
-                    body=form.cleaned_data["body"],
-                    source=OWNER_SOURCE,
-                    written_by="owner",
-                )
+                _save_fact_form(name, form)
             except DomainError as exc:
                 report_error(request, exc)
             else:

@@ -69,39 +69,24 @@ def save_fact_or_propose(
     (None, proposal). InvalidInput (422) for any bad field, before anything happens."""
     validate_source(source)
     written_by = _clean_written_by(written_by)
+    fields = {
+        "description": description,
+        "type": type,
+        "body": body,
+        "written_by": written_by,
+        "source": source,
+    }
     # Renders (and so validates) exactly what approving would write.
-    facts.render_fact(
-        name,
-        description=description,
-        type=type,
-        body=body,
-        written_by=written_by,
-        source=source,
-    )
+    facts.render_fact(name, **fields)
     if not is_job_source(source):
-        fact = facts.save_fact(
-            name,
-            description=description,
-            type=type,
-            body=body,
-            written_by=written_by,
-            source=source,
-        )
-        return fact, None
+        return facts.save_fact(name, **fields), None
     existing = facts.get_fact(name)
     action = "update" if existing else "save"
     proposal = _propose(
         "user_fact",
         agent=None,
         target=facts.fact_path(name),
-        payload={
-            "name": name,
-            "description": description,
-            "type": type,
-            "body": body,
-            "written_by": written_by,
-            "source": source,
-        },
+        payload={"name": name, **fields},
         reasons=[f"{written_by} asked to {action} the fact {name!r} from {source}."],
         source=source,
     )

@@ -20,7 +20,7 @@ from __future__ import annotations
 import copy
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -200,6 +200,18 @@ def register_tool(name: str, func: ToolFunc, *, schema_file: Path, description_f
     return tool
 
 
+def register_tools(tools: Iterable[tuple[str, ToolFunc]], prompts_dir: Path) -> None:
+    """Register each (name, func), its schema and description read from
+    <prompts_dir>/<name>.json and <prompts_dir>/<name>.md."""
+    for name, func in tools:
+        register_tool(
+            name,
+            func,
+            schema_file=prompts_dir / f"{name}.json",
+            description_file=prompts_dir / f"{name}.md",
+        )
+
+
 def _ensure_builtins() -> None:
     """Register the memory tools once, on first use of the registry, so they come first.
     Holds the registry lock throughout, so no caller sees a half-filled registry."""
@@ -209,13 +221,7 @@ def _ensure_builtins() -> None:
             return
         _builtins_registered = True  # first, since register_tool() calls back here
         try:
-            for name, func in _MEMORY_TOOLS:
-                register_tool(
-                    name,
-                    func,
-                    schema_file=PROMPTS_DIR / f"{name}.json",
-                    description_file=PROMPTS_DIR / f"{name}.md",
-                )
+            register_tools(_MEMORY_TOOLS, PROMPTS_DIR)
         except BaseException:
             _builtins_registered = False
             raise

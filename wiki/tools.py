@@ -68,12 +68,6 @@ WIKI_TOOLS = (("wiki_get", wiki_get), ("wiki_search", wiki_search), ("wiki_apply
 
 def register() -> None:
     """Add the wiki tools to the registry (idempotent: registering again replaces)."""
-    from memory.tools import register_tool
+    from memory.tools import register_tools
 
-    for name, func in WIKI_TOOLS:
-        register_tool(
-            name,
-            func,
-            schema_file=PROMPTS_DIR / f"{name}.json",
-            description_file=PROMPTS_DIR / f"{name}.md",
-        )
+    register_tools(WIKI_TOOLS, PROMPTS_DIR)

@@ -10,6 +10,7 @@ from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
 from memory.models import Agent, ApiToken
+from tests.fakellm import FakeLLM
 
 
 @pytest.fixture
@@ -85,3 +86,18 @@ def helper_client(helper_agent) -> APIClient:
 @pytest.fixture
 def anon_client(workspace) -> APIClient:
     return APIClient()
+
+
+@pytest.fixture
+def fake_llm(settings):
+    """An OpenAI-compatible fake at MEMORY_LLM_BASE_URL, model gpt-4o-mini (priced in
+    settings), fast retries, a 2-second timeout."""
+    server = FakeLLM().start()
+    settings.MEMORY_LLM_PROVIDER = "openai"
+    settings.MEMORY_LLM_BASE_URL = server.base_url
+    settings.MEMORY_LLM_API_KEY = "sk-test"
+    settings.MEMORY_LLM_MODEL = "gpt-4o-mini"
+    settings.MEMORY_LLM_TIMEOUT = 2
+    settings.MEMORY_LLM_RETRY_DELAY = 0.01
+    yield server
+    server.stop()

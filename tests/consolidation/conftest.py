@@ -1,5 +1,5 @@
-"""Fixtures for consolidation tests: a fake model server over real HTTP, and helpers that
-write notes and MEMORY.md with chosen modification times."""
+"""Helpers for consolidation tests: notes and MEMORY.md with chosen modification times,
+the prompts a step sent (the fake model server, `fake_llm`, is in tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -7,25 +7,8 @@ import datetime as dt
 import os
 import time
 
-import pytest
-
 from memory import notes, workspace
 from tests.fakellm import FakeLLM
-
-
-@pytest.fixture
-def fake_llm(settings):
-    """An OpenAI-compatible fake at MEMORY_LLM_BASE_URL, model gpt-4o-mini (priced in
-    settings), fast retries, a 2-second timeout."""
-    server = FakeLLM().start()
-    settings.MEMORY_LLM_PROVIDER = "openai"
-    settings.MEMORY_LLM_BASE_URL = server.base_url
-    settings.MEMORY_LLM_API_KEY = "sk-test"
-    settings.MEMORY_LLM_MODEL = "gpt-4o-mini"
-    settings.MEMORY_LLM_TIMEOUT = 2
-    settings.MEMORY_LLM_RETRY_DELAY = 0.01
-    yield server
-    server.stop()
 
 
 def day(offset: int) -> dt.date:

@@ -1,4 +1,5 @@
-"""Fixtures for wiki tests: page helpers and the fake model server (real HTTP)."""
+"""Fixtures for wiki tests: page helpers and `no_model` (the fake model server,
+`fake_llm`, is in tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -8,21 +9,6 @@ import time
 import pytest
 
 from memory import workspace
-from tests.fakellm import FakeLLM
-
-
-@pytest.fixture
-def fake_llm(settings):
-    """An OpenAI-compatible fake at MEMORY_LLM_BASE_URL, fast retries, short timeout."""
-    server = FakeLLM().start()
-    settings.MEMORY_LLM_PROVIDER = "openai"
-    settings.MEMORY_LLM_BASE_URL = server.base_url
-    settings.MEMORY_LLM_API_KEY = "sk-test"
-    settings.MEMORY_LLM_MODEL = "gpt-4o-mini"
-    settings.MEMORY_LLM_TIMEOUT = 2
-    settings.MEMORY_LLM_RETRY_DELAY = 0.01
-    yield server
-    server.stop()
 
 
 @pytest.fixture

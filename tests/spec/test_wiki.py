@@ -227,7 +227,8 @@ def test_it_lints_each_kind_and_regenerates_reports_whole(owner_client, master, 
         workspace,
         "entities",
         "linker",
-        f"title: Linker\nkind: entity\nsources: [note:2026-01-01]\nstatus: ok\nupdated: '{fresh}'\nquestions: [Who pays?]\n",
+        "title: Linker\nkind: entity\nsources: [note:2026-01-01]\nstatus: ok\n"
+        f"updated: '{fresh}'\nquestions: [Who pays?]\n",
         "See [[Nobody Wrote This]].\n",
     )
     _hand_page(

@@ -16,7 +16,7 @@ def _today(settings):
 
 @pytest.mark.xfail(
     strict=True,
-    reason="workspace.append (memory/workspace.py:385) glues the line onto a note lacking a final \\n",
+    reason="memory/workspace.py:385 append glues the line onto a note lacking a final newline",
 )
 def test_it_appends_memory_save_on_a_new_line_after_a_hand_written_note(
     owner_client, master, workspace, settings

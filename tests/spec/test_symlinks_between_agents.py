@@ -33,7 +33,7 @@ def test_it_refuses_memory_get_through_the_link(helper_client, linked):
 
 @pytest.mark.xfail(
     strict=True,
-    reason="memory_save appends through a symlink into another agent's MEMORY.md (workspace.append)",
+    reason="memory_save appends through a symlink into another agent's MEMORY.md",
 )
 def test_it_never_appends_through_a_link_into_another_agents_file(helper_client, workspace, linked):
     helper_client.post(

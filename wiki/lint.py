@@ -104,28 +104,14 @@ def lint(vault: Vault, *, today: dt.date) -> list[Issue]:
         seen: set[str] = set()
         for target, target_slug in record.links:
             if target_slug is None:
-                if target not in seen:
-                    seen.add(target)
-                    issues.append(
-                        Issue(
-                            "dangling",
-                            record.slug,
-                            record.title,
-                            record.path,
-                            f"[[{target}]] names no page",
-                        )  # fmt: skip
-                    )
-            elif target_slug not in pages and target_slug not in seen:
-                seen.add(target_slug)
-                issues.append(
-                    Issue(
-                        "dangling",
-                        record.slug,
-                        record.title,
-                        record.path,
-                        f"[[{target}]] → {target_slug}: no such page",
-                    )  # fmt: skip
-                )
+                key, detail = target, f"[[{target}]] names no page"
+            elif target_slug not in pages:
+                key, detail = target_slug, f"[[{target}]] → {target_slug}: no such page"
+            else:
+                continue
+            if key not in seen:  # one issue per missing page, however often it is linked
+                seen.add(key)
+                issues.append(Issue("dangling", record.slug, record.title, record.path, detail))
         if review:
             issues.append(Issue("review", record.slug, record.title, record.path, review))
         if stale:

@@ -9,12 +9,10 @@ from django.test import Client
 from django.urls import reverse
 
 from memory import workspace
-from memory.writes import add_memory_lines_or_propose, save_fact_or_propose
+from memory.writes import add_memory_lines_or_propose
 from proposals import actions
 from proposals.actions import BaseKind, register_kind
-
-MEMORY = "agents/helper/MEMORY.md"
-FACT = "users/owner/facts/coffee.md"
+from tests.proposals.helpers import MEMORY, fact_proposal
 
 
 @pytest.fixture
@@ -82,23 +80,8 @@ def test_it_escapes_memory_text_in_the_diff(admin_client, helper_agent):
 
 
 def test_it_marks_removed_and_added_lines_of_a_fact_update(admin_client, helper_agent):
-    _, first = save_fact_or_propose(
-        "coffee",
-        description="Likes black coffee",
-        type="preference",
-        body="No sugar.",
-        source="job:1",
-        written_by="master",
-    )
-    actions.approve(first, by="alice")
-    _, update = save_fact_or_propose(
-        "coffee",
-        description="Likes tea now",
-        type="preference",
-        body="No sugar.",
-        source="job:1",
-        written_by="master",
-    )
+    actions.approve(fact_proposal(), by="alice")
+    update = fact_proposal("Likes tea now")
 
     html = admin_client.get(
         reverse("admin:proposals_proposal_change", args=[update.pk])

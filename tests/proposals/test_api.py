@@ -3,28 +3,14 @@
 from __future__ import annotations
 
 from memory import workspace
-from memory.writes import add_memory_lines_or_propose, save_fact_or_propose
+from memory.writes import add_memory_lines_or_propose
 from proposals import actions
-
-FACT = "users/owner/facts/coffee.md"
-MEMORY = "agents/helper/MEMORY.md"
-
-
-def _fact_proposal(description: str = "Likes black coffee"):
-    _, proposal = save_fact_or_propose(
-        "coffee",
-        description=description,
-        type="preference",
-        body="No sugar.",
-        source="job:nightly",
-        written_by="master",
-    )
-    return proposal
+from tests.proposals.helpers import FACT, MEMORY, fact_proposal
 
 
 def test_it_lists_pending_proposals_by_default(owner_client, helper_agent):
-    pending = _fact_proposal()
-    decided = _fact_proposal("other")
+    pending = fact_proposal()
+    decided = fact_proposal("other")
     actions.reject(decided, by="alice")
 
     response = owner_client.get("/api/memory/proposals")
@@ -42,7 +28,7 @@ def test_it_lists_pending_proposals_by_default(owner_client, helper_agent):
 
 
 def test_it_lists_all_and_filters_by_status_kind_and_agent(owner_client, helper_agent):
-    fact = _fact_proposal()
+    fact = fact_proposal()
     _, lines = add_memory_lines_or_propose(helper_agent, ["x"], source="job:1")
     actions.reject(fact, by="alice")
 
@@ -60,7 +46,7 @@ def test_it_lists_all_and_filters_by_status_kind_and_agent(owner_client, helper_
 
 
 def test_it_shows_one_proposal_and_404s_an_unknown_one(owner_client, helper_agent):
-    proposal = _fact_proposal()
+    proposal = fact_proposal()
 
     assert owner_client.get(f"/api/memory/proposals/{proposal.pk}").json()["id"] == proposal.pk
     assert owner_client.get("/api/memory/proposals/999999").status_code == 404
@@ -68,7 +54,7 @@ def test_it_shows_one_proposal_and_404s_an_unknown_one(owner_client, helper_agen
 
 
 def test_it_approves_once_then_answers_409(owner_client, alice, helper_agent):
-    proposal = _fact_proposal()
+    proposal = fact_proposal()
 
     first = owner_client.post(
         f"/api/memory/proposals/{proposal.pk}", {"approve": True}, format="json"
@@ -87,7 +73,7 @@ def test_it_approves_once_then_answers_409(owner_client, alice, helper_agent):
 
 
 def test_it_rejects_and_writes_nothing(owner_client, helper_agent):
-    proposal = _fact_proposal()
+    proposal = fact_proposal()
 
     response = owner_client.post(
         f"/api/memory/proposals/{proposal.pk}", {"approve": False}, format="json"
@@ -99,7 +85,7 @@ def test_it_rejects_and_writes_nothing(owner_client, helper_agent):
 
 
 def test_it_answers_422_for_a_decision_without_approve(owner_client, helper_agent):
-    proposal = _fact_proposal()
+    proposal = fact_proposal()
 
     response = owner_client.post(f"/api/memory/proposals/{proposal.pk}", {}, format="json")
 

@@ -17,12 +17,11 @@ from django.db import connection
 from memory import facts
 from memory import workspace as ws
 from memory.models import ApiToken
-from memory.writes import save_fact_or_propose
 from proposals import actions
 from proposals.models import Proposal
 from tests.proposals import counting_kind
+from tests.proposals.helpers import FACT, fact_proposal
 
-FACT = "users/owner/facts/coffee.md"
 HTTP_REQUESTS = 16
 PROCESSES = 4
 THREADS_PER_PROCESS = 4
@@ -62,14 +61,7 @@ def _post_all_at_once(url: str, key: str, bodies: list[dict]) -> list[httpx.Resp
 
 @pytest.mark.django_db(transaction=True)
 def test_it_applies_once_under_many_concurrent_http_approvals(live_server, owner_key):
-    _, proposal = save_fact_or_propose(
-        "coffee",
-        description="Likes black coffee",
-        type="preference",
-        body="No sugar.",
-        source="job:nightly",
-        written_by="master",
-    )
+    proposal = fact_proposal()
     url = f"{live_server.url}/api/memory/proposals/{proposal.pk}"
 
     responses = _post_all_at_once(url, owner_key, [{"approve": True}] * HTTP_REQUESTS)
@@ -86,14 +78,7 @@ def test_it_applies_once_under_many_concurrent_http_approvals(live_server, owner
 
 @pytest.mark.django_db(transaction=True)
 def test_it_decides_once_when_approvals_and_rejections_race(live_server, owner_key):
-    _, proposal = save_fact_or_propose(
-        "coffee",
-        description="Likes black coffee",
-        type="preference",
-        body="No sugar.",
-        source="job:nightly",
-        written_by="master",
-    )
+    proposal = fact_proposal()
     url = f"{live_server.url}/api/memory/proposals/{proposal.pk}"
     bodies = [{"approve": index % 2 == 0} for index in range(HTTP_REQUESTS)]
 

@@ -7,24 +7,10 @@ import pytest
 
 from memory import facts, workspace
 from memory.errors import Conflict
-from memory.writes import add_memory_lines_or_propose, save_fact_or_propose
+from memory.writes import add_memory_lines_or_propose
 from proposals import actions
 from proposals.actions import BaseKind, register_kind
-
-FACT = "users/owner/facts/coffee.md"
-MEMORY = "agents/helper/MEMORY.md"
-
-
-def _fact_proposal(description: str = "Likes black coffee"):
-    _, proposal = save_fact_or_propose(
-        "coffee",
-        description=description,
-        type="preference",
-        body="No sugar.",
-        source="job:nightly",
-        written_by="master",
-    )
-    return proposal
+from tests.proposals.helpers import FACT, MEMORY, fact_proposal
 
 
 def test_it_supersedes_a_proposal_whose_target_was_edited_by_hand(helper_agent):
@@ -47,8 +33,8 @@ def test_it_supersedes_a_proposal_whose_target_was_edited_by_hand(helper_agent):
 
 
 def test_it_supersedes_the_second_of_two_proposals_on_one_fact(master):
-    first = _fact_proposal("first")
-    second = _fact_proposal("second")
+    first = fact_proposal("first")
+    second = fact_proposal("second")
     actions.approve(first, by="alice")
     written = workspace.read(FACT)
 
@@ -70,7 +56,7 @@ def test_it_undoes_a_new_fact_by_removing_it_and_regenerating_the_index(master):
         source="web",
     )
     index_before = workspace.read(facts.INDEX_PATH)
-    proposal = _fact_proposal()
+    proposal = fact_proposal()
     actions.approve(proposal, by="alice")
     assert "coffee" in workspace.read(facts.INDEX_PATH)
 

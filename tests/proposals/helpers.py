@@ -1,0 +1,23 @@
+"""Shared setup of the proposal tests: the files they watch and a job's fact proposal."""
+
+from __future__ import annotations
+
+from memory.writes import save_fact_or_propose
+from proposals.models import Proposal
+
+FACT = "users/owner/facts/coffee.md"
+MEMORY = "agents/helper/MEMORY.md"
+
+
+def fact_proposal(description: str = "Likes black coffee") -> Proposal:
+    """A nightly job's `user_fact` proposal for the fact `coffee` (nothing written yet)."""
+    fact, proposal = save_fact_or_propose(
+        "coffee",
+        description=description,
+        type="preference",
+        body="No sugar.",
+        source="job:nightly",
+        written_by="master",
+    )
+    assert fact is None and proposal is not None
+    return proposal

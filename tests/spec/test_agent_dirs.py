@@ -9,7 +9,8 @@ from django.test import Client
 
 
 @pytest.mark.xfail(
-    strict=True, reason="agent dirs are only made in memory/api.py:107; admin-created agents get none"
+    strict=True,
+    reason="agent dirs are only made in memory/api.py:107; admin-created agents get none",
 )
 def test_it_creates_the_agent_dir_when_the_admin_creates_an_agent(alice, master, workspace):
     client = Client()
@@ -26,7 +27,9 @@ def test_it_creates_the_agent_dir_when_the_admin_creates_an_agent(alice, master,
 
 
 def test_it_creates_the_agent_dir_over_rest(owner_client, master, workspace):
-    response = owner_client.post("/api/agents", data={"id": "scout", "name": "Scout"}, format="json")
+    response = owner_client.post(
+        "/api/agents", data={"id": "scout", "name": "Scout"}, format="json"
+    )
     assert response.status_code == 201
     assert (workspace / "agents/scout/memory").is_dir()
     note = owner_client.put(

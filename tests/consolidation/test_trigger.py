@@ -4,8 +4,6 @@ duplicate task delivery, the reaper, and the runs API (SPEC §8, §12, §14.1)."
 from __future__ import annotations
 
 import datetime as dt
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +18,7 @@ from memory.models import Run
 from memory.tasks import consolidate_task, reap_runs_task, scheduled_consolidate
 from proposals.models import Proposal
 from tests.consolidation.conftest import day, rewrite_answer, write_memory, write_note
+from tests.processes import run_together
 
 MEMORY = "# Memory\n\n- Owner lives in Hanoi\n"
 RUN_FIELDS = {
@@ -74,27 +73,10 @@ def test_only_one_of_two_processes_starts_a_run(workspace, tmp_path):
     go = tmp_path / "go"
     worker = Path(__file__).with_name("start_worker.py")
     db_name = connection.settings_dict["NAME"]
-    procs = [
-        subprocess.Popen(
-            [sys.executable, str(worker), db_name, "helper", str(go)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for _ in range(2)
-    ]
-    try:
-        for proc in procs:
-            assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
-        go.write_text("go")
-        outputs = [proc.communicate(timeout=120) for proc in procs]
-    finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
+    results = run_together([[str(worker), db_name, "helper", str(go)]] * 2, go)
 
-    lines = sorted(out.strip() for out, _ in outputs)
-    assert all(proc.returncode == 0 for proc in procs), [err for _, err in outputs]
+    lines = sorted(out.strip() for _, out, _ in results)
+    assert all(code == 0 for code, _, _ in results), [err for _, _, err in results]
     assert len(lines) == 2
     assert lines[0] == "conflict a consolidation or compile is already running for helper"
     assert lines[1].startswith("started ")

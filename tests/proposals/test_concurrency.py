@@ -4,8 +4,6 @@ DATABASE_URL, on PostgreSQL."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -19,6 +17,7 @@ from memory import workspace as ws
 from memory.models import ApiToken
 from proposals import actions
 from proposals.models import Proposal
+from tests.processes import run_together
 from tests.proposals import counting_kind
 from tests.proposals.helpers import FACT, fact_proposal
 
@@ -106,35 +105,14 @@ def test_it_applies_once_when_several_processes_decide(workspace, tmp_path):
     go = tmp_path / "go"
     worker = Path(__file__).with_name("decide_worker.py")
     db_name = connection.settings_dict["NAME"]
-    procs = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                str(worker),
-                db_name,
-                str(proposal.pk),
-                f"p{n}",
-                str(THREADS_PER_PROCESS),
-                str(go),
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+    commands = [
+        [str(worker), db_name, str(proposal.pk), f"p{n}", str(THREADS_PER_PROCESS), str(go)]
         for n in range(PROCESSES)
     ]
-    try:
-        for proc in procs:
-            assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
-        go.write_text("go")
-        outputs = [proc.communicate(timeout=120) for proc in procs]
-    finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
+    results = run_together(commands, go)
 
-    lines = [line for out, _ in outputs for line in out.splitlines()]
-    assert all(proc.returncode == 0 for proc in procs), [err for _, err in outputs]
+    lines = [line for _, out, _ in results for line in out.splitlines()]
+    assert all(code == 0 for code, _, _ in results), [err for _, _, err in results]
     assert len(lines) == PROCESSES * THREADS_PER_PROCESS
     assert not [line for line in lines if line.startswith("error")], lines
     winners = [line.split()[1] for line in lines if line.startswith("ok")]

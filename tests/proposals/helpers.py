@@ -1,7 +1,9 @@
-"""Shared setup of the proposal tests: the files they watch and a job's fact proposal."""
+"""Shared setup of the proposal tests: the files they watch, the owner's fact and a job's
+fact proposal."""
 
 from __future__ import annotations
 
+from memory import facts, workspace
 from memory.writes import save_fact_or_propose
 from proposals.models import Proposal
 
@@ -21,3 +23,16 @@ def fact_proposal(description: str = "Likes black coffee") -> Proposal:
     )
     assert fact is None and proposal is not None
     return proposal
+
+
+def owner_fact() -> str:
+    """The fact `coffee` as the owner wrote it, on disk now; returns the file's text."""
+    facts.save_fact(
+        "coffee",
+        description="Likes black coffee",
+        type="preference",
+        body="No sugar.",
+        written_by="owner",
+        source="web",
+    )
+    return workspace.read(FACT)

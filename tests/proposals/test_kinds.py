@@ -14,8 +14,7 @@ from memory.writes import (
 )
 from proposals import actions
 from proposals.models import Proposal
-
-FACT = "users/owner/facts/coffee.md"
+from tests.proposals.helpers import FACT, owner_fact
 
 
 def _fact_proposal() -> Proposal:
@@ -89,15 +88,7 @@ def test_it_refuses_a_second_decision(master, first, second):
 
 
 def test_it_proposes_to_forget_a_fact_and_deletes_it_on_approve(master):
-    facts.save_fact(
-        "coffee",
-        description="Likes black coffee",
-        type="preference",
-        body="No sugar.",
-        written_by="owner",
-        source="web",
-    )
-    before = workspace.read(FACT)
+    before = owner_fact()
 
     proposal = forget_fact_or_propose("coffee", source="job:hygiene", written_by="master")
 
@@ -112,15 +103,7 @@ def test_it_proposes_to_forget_a_fact_and_deletes_it_on_approve(master):
 
 
 def test_it_rejects_a_forget_and_keeps_the_fact(master):
-    facts.save_fact(
-        "coffee",
-        description="Likes black coffee",
-        type="preference",
-        body="No sugar.",
-        written_by="owner",
-        source="web",
-    )
-    before = workspace.read(FACT)
+    before = owner_fact()
     proposal = forget_fact_or_propose("coffee", source="job:hygiene", written_by="master")
 
     actions.reject(proposal, by="alice")

@@ -3,9 +3,8 @@ writes nothing; the owner approves it through the proposals API and then it is w
 
 from __future__ import annotations
 
-from memory import facts, workspace
-
-FACT = "users/owner/facts/coffee.md"
+from memory import workspace
+from tests.proposals.helpers import FACT, owner_fact
 
 
 def _decide(client, proposal_id: int, approve: bool):
@@ -41,15 +40,7 @@ def test_it_turns_a_jobs_fact_put_into_a_proposal_then_writes_it_on_approve(
 def test_it_turns_a_jobs_forget_into_a_proposal_and_keeps_the_fact_on_reject(
     owner_client, master_client
 ):
-    facts.save_fact(
-        "coffee",
-        description="Likes black coffee",
-        type="preference",
-        body="No sugar.",
-        written_by="owner",
-        source="web",
-    )
-    before = workspace.read(FACT)
+    before = owner_fact()
 
     response = master_client.delete("/api/memory/user/facts/coffee?source=job:hygiene")
 

@@ -13,7 +13,9 @@ from django.contrib.auth import get_user_model
 
 from memory.models import ApiToken
 
-THREADS = 12
+# The live server's listen backlog is small (socketserver's request_queue_size): more
+# simultaneous connects than that are reset by the kernel, which would test the harness.
+THREADS = 8
 
 
 @pytest.fixture
@@ -95,7 +97,7 @@ def test_it_loses_no_memory_save_line_under_concurrent_http_calls(
         )(i)
         for i in range(THREADS * 2)
     ]
-    answers = _all_at_once(calls)
+    answers = _all_at_once(calls[:THREADS]) + _all_at_once(calls[THREADS:])
     assert all(r.status_code == 200 for r in answers), [r.status_code for r in answers]
     today = dt.datetime.now(ZoneInfo(settings.MEMORY_TIME_ZONE)).date()
     text = (workspace / f"memory/{today}.md").read_text(encoding="utf-8")

@@ -15,7 +15,7 @@ from memory import workspace as ws
 
 @pytest.mark.xfail(
     strict=True,
-    reason="page edit stores no final newline; workspace.append (memory/workspace.py:385) then glues",
+    reason="page edit stores no final newline; memory/workspace.py:385 append then glues",
 )
 def test_it_keeps_a_saved_line_separate_after_a_page_edit(owner_client, alice, master, workspace):
     today = notes.today()

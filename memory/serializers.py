@@ -10,19 +10,28 @@ from memory.models import AGENT_ID_VALIDATOR, Agent
 from memory.schedules import validate_cron
 
 
-def _body_field(**kwargs) -> serializers.CharField:
+class TextField(serializers.CharField):
+    """A CharField that refuses numbers and booleans instead of turning them into text:
+    `{"body": 5}` is a malformed field (422), not the note "5"."""
+
+    def to_internal_value(self, data: object) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+def _body_field(**kwargs) -> TextField:
     # Memory text is stored exactly as sent: no trimming, empty allowed.
-    return serializers.CharField(allow_blank=True, trim_whitespace=False, **kwargs)
+    return TextField(allow_blank=True, trim_whitespace=False, **kwargs)
 
 
 class AgentSerializer(serializers.ModelSerializer):
     """`{"id", "name", "is_default", "autonomous", "memory_consolidate"}`. The id is set on
     creation only; `is_default` is read-only (the master agent exists after migrate)."""
 
-    id = serializers.CharField(max_length=64, validators=[AGENT_ID_VALIDATOR])
-    memory_consolidate = serializers.CharField(
-        max_length=100, allow_blank=True, required=False, default=""
-    )
+    id = TextField(max_length=64, validators=[AGENT_ID_VALIDATOR])
+    name = TextField(max_length=200)
+    memory_consolidate = TextField(max_length=100, allow_blank=True, required=False, default="")
 
     class Meta:
         model = Agent
@@ -61,10 +70,10 @@ class FactSerializer(serializers.Serializer):
 class FactInputSerializer(serializers.Serializer):
     """Body of `PUT /api/memory/user/facts/{name}`. Missing description → 422."""
 
-    description = serializers.CharField(allow_blank=True, trim_whitespace=False)
-    type = serializers.CharField(allow_blank=True)
+    description = TextField(allow_blank=True, trim_whitespace=False)
+    type = TextField(allow_blank=True)
     body = _body_field(required=False, default="")
-    source = serializers.CharField(required=False, trim_whitespace=False)
+    source = TextField(required=False, trim_whitespace=False)
 
 
 class UserSerializer(serializers.Serializer):
@@ -75,7 +84,7 @@ class UserSerializer(serializers.Serializer):
 
 class BodyInputSerializer(serializers.Serializer):
     body = _body_field()
-    source = serializers.CharField(required=False, trim_whitespace=False)
+    source = TextField(required=False, trim_whitespace=False)
 
 
 class NoteSerializer(serializers.Serializer):
@@ -88,15 +97,15 @@ class NoteSerializer(serializers.Serializer):
 class SaveInputSerializer(serializers.Serializer):
     """Body of `POST /api/agents/{id}/memory/save` (what the `memory_save` tool does)."""
 
-    text = serializers.CharField(allow_blank=True, trim_whitespace=False)
-    source = serializers.CharField(required=False, trim_whitespace=False)
+    text = TextField(allow_blank=True, trim_whitespace=False)
+    source = TextField(required=False, trim_whitespace=False)
 
 
 class LinesInputSerializer(serializers.Serializer):
     """Body of `POST /api/agents/{id}/memory/lines`."""
 
-    lines = serializers.ListField(child=serializers.CharField(allow_blank=True), allow_empty=True)
-    source = serializers.CharField(trim_whitespace=False)
+    lines = serializers.ListField(child=TextField(allow_blank=True), allow_empty=True)
+    source = TextField(trim_whitespace=False)
 
 
 class NoteBodySerializer(serializers.Serializer):

@@ -19,18 +19,10 @@ from rest_framework.views import APIView
 
 from memory.auth import agent_for
 from memory.errors import InvalidInput
+from memory.serializers import TextField
 from wiki import compile as wiki_compile
 from wiki import pages
 from wiki.vault import KINDS
-
-
-class TextField(serializers.CharField):
-    """A CharField that refuses numbers and booleans instead of turning them into text."""
-
-    def to_internal_value(self, data: object) -> str:
-        if not isinstance(data, str):
-            self.fail("invalid")
-        return super().to_internal_value(data)
 
 
 class PageInputSerializer(serializers.Serializer):

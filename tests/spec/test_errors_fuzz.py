@@ -145,9 +145,6 @@ def test_it_answers_wrong_field_types_with_422_and_writes_nothing(
     assert _snapshot(workspace) == before
 
 
-@pytest.mark.xfail(
-    strict=True, reason="DRF CharField coerces a JSON number to text: {body: 5} writes '5'"
-)
 @pytest.mark.parametrize(
     "url,payload",
     [
@@ -165,7 +162,6 @@ def test_it_refuses_a_number_where_the_body_text_belongs(
     assert _snapshot(workspace) == before
 
 
-@pytest.mark.xfail(strict=True, reason="REST memory/save coerces a JSON number to text")
 def test_it_refuses_a_number_as_memory_save_text_over_rest(owner_client, master, workspace):
     before = _snapshot(workspace)
     response = owner_client.post("/api/agents/master/memory/save", data={"text": 5}, format="json")
@@ -269,3 +265,9 @@ def test_it_refuses_a_bad_decision_body_and_leaves_the_proposal_pending(
     assert 400 <= answer.status_code < 500
     assert owner_client.get(f"/api/memory/proposals/{pid}").json()["status"] == "pending"
     assert not (workspace / "users/owner/facts/tea.md").exists()
+
+
+def test_it_refuses_a_number_as_an_agent_name(owner_client, master, workspace):
+    response = owner_client.post("/api/agents", data={"id": "scout", "name": 5}, format="json")
+    assert response.status_code == 422, response.content
+    assert not (workspace / "agents" / "scout").exists()

@@ -26,9 +26,17 @@ def default_agent() -> Agent:
 
 
 def ensure_agent_dirs(agent: Agent) -> None:
-    """Create the agent dir and its memory/ (SPEC §1). MEMORY.md is not created: a
-    missing file is simply absent."""
+    """Create the agent dir with its MEMORY.md and memory/ (SPEC §1). An existing
+    MEMORY.md is never touched; a new one is empty (an empty file is left out of the
+    prompt, as a missing one is)."""
     workspace.ensure_dir(agent.path("memory"))
+    workspace.create(agent.path("MEMORY.md"))
+
+
+def on_agent_saved(sender: type[Agent], instance: Agent, created: bool, **kwargs) -> None:
+    """Every way an agent comes to exist (REST, admin, shell) gives it its directory."""
+    if created:
+        ensure_agent_dirs(instance)
 
 
 def ensure_all_dirs() -> None:

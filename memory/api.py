@@ -27,7 +27,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memory import context, facts, notes, writes
-from memory.agents import ensure_agent_dirs, get_agent_or_404
+from memory.agents import get_agent_or_404
 from memory.auth import agent_for, agent_id_of, require_owner
 from memory.errors import Conflict, Forbidden
 from memory.models import Agent
@@ -104,7 +104,6 @@ class AgentListView(APIView):
                 agent = Agent.objects.create(**data, is_default=False)
         except IntegrityError:
             raise Conflict(f"Agent {data['id']!r} exists.") from None
-        ensure_agent_dirs(agent)
         return Response(AgentSerializer(agent).data, status=status.HTTP_201_CREATED)
 
 

@@ -403,3 +403,13 @@ def delete(rel: str) -> bool:
 
 def ensure_dir(rel: str) -> None:
     resolve(rel).mkdir(parents=True, exist_ok=True)
+
+
+def create(rel: str, text: str = "") -> bool:
+    """Write a file only when it does not exist yet (under its lock). Returns True when it
+    was created; an existing file is left exactly as it is."""
+    with locked(rel):
+        if resolve(rel).exists():
+            return False
+        write(rel, text)
+    return True

@@ -13,6 +13,18 @@ from memory.models import Agent, ApiToken
 from tests.fakellm import FakeLLM
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _no_real_home(tmp_path_factory):
+    """Even a test without the workspace fixture never writes to a real home: the
+    session's default MY_AGENT_HOME is a temporary directory."""
+    from django.conf import settings as django_settings
+
+    home = tmp_path_factory.mktemp("session-home")
+    django_settings.MY_AGENT_HOME = str(home)
+    os.environ["MY_AGENT_HOME"] = str(home)
+    return home
+
+
 @pytest.fixture
 def workspace(tmp_path, settings):
     """MY_AGENT_HOME pointed at an empty directory (also for processes a test starts)."""

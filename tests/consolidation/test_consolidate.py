@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import pytest
 
-from memory import workspace
+from memory import notes, workspace
 from memory.consolidate import consolidate_agent
 from memory.errors import Conflict
 from memory.llm import NO_MODEL
@@ -341,6 +341,7 @@ def test_an_auto_apply_of_a_stale_base_says_so(helper_agent, fake_llm, monkeypat
 
 
 def test_a_missing_memory_file_is_proposed_from_nothing(helper_agent, fake_llm):
+    workspace.delete(notes.memory_path(helper_agent))  # e.g. removed by hand
     write_note(helper_agent, f"{day(0)}.md", "Owner's name is Lan\n")
     fake_llm.script(rewrite_answer(f"- Owner's name is Lan ({day(0)})\n"))
 

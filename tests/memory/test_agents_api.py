@@ -159,7 +159,7 @@ def test_bad_lines_are_422_from_a_job_too(helper_client, workspace, body):
     response = helper_client.post("/api/agents/helper/memory/lines", body, format="json")
     assert response.status_code == 422
     assert Proposal.objects.count() == 0
-    assert not (workspace / "agents/helper/MEMORY.md").exists()
+    assert (workspace / "agents/helper/MEMORY.md").read_text() == ""  # as created
 
 
 def test_memory_save_over_rest_appends_to_todays_note(helper_client, workspace):

@@ -153,4 +153,4 @@ def test_it_refuses_agents_and_strangers(helper_client, master_client, anon_clie
     assert anon_client.get("/api/memory/proposals").status_code in (401, 403)
     proposal.refresh_from_db()
     assert proposal.status == "pending"
-    assert workspace.read(MEMORY) is None
+    assert workspace.read(MEMORY) == ""  # as the agent was created: empty

@@ -149,7 +149,7 @@ def test_it_rejects_memory_lines_and_writes_nothing(helper_agent):
 
     actions.reject(proposal, by="alice")
 
-    assert workspace.read("agents/helper/MEMORY.md") is None
+    assert workspace.read("agents/helper/MEMORY.md") == ""  # as created: empty
 
 
 def test_it_refuses_bad_payloads_and_keeps_no_row(master):
@@ -186,4 +186,4 @@ def test_it_supersedes_older_pending_proposals_of_a_kind(helper_agent, master):
     )
     with pytest.raises(Conflict):
         actions.approve(first, by="alice")
-    assert workspace.read("agents/helper/MEMORY.md") is None
+    assert workspace.read("agents/helper/MEMORY.md") == ""  # as created: empty

@@ -4,14 +4,9 @@ the agent sees is editable")."""
 
 from __future__ import annotations
 
-import pytest
 from django.test import Client
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="agent dirs are only made in memory/api.py:107; admin-created agents get none",
-)
 def test_it_creates_the_agent_dir_when_the_admin_creates_an_agent(alice, master, workspace):
     client = Client()
     client.force_login(alice)

@@ -62,11 +62,10 @@ def test_it_reads_every_setting_from_the_environment(tmp_path):
     assert got["DB"] == f"django.db.backends.sqlite3|{tmp_path / 'x.sqlite3'}"
 
 
-def test_it_has_the_embedded_defaults():
-    env = {k: v for k, v in os.environ.items()}
+def test_it_has_the_embedded_defaults(monkeypatch):
     for key in ("MY_AGENT_HOME", "DEBUG"):
-        env.pop(key, None)
-    got = _settings(HOME=env.get("HOME", "/root"))
+        monkeypatch.delenv(key, raising=False)
+    got = _settings(HOME=os.environ.get("HOME", "/root"))
     assert got["MY_AGENT_HOME"] == os.path.expanduser("~/.agent-home") or got[
         "MY_AGENT_HOME"
     ].endswith(".agent-home")

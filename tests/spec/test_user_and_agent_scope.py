@@ -37,9 +37,6 @@ def test_it_treats_missing_files_as_absent_not_errors(owner_client, master, work
     )
 
 
-@pytest.mark.xfail(
-    strict=True, reason="ensure_agent_dirs (memory/agents.py:28) creates memory/ but not MEMORY.md"
-)
 def test_it_creates_an_agent_dir_with_memory_md_and_memory_when_an_agent_is_created(
     owner_client, master, workspace
 ):

@@ -16,6 +16,7 @@ really points is itself a path this agent may read.
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import unicodedata
@@ -122,7 +123,9 @@ def read_memory_file(
     text = workspace.read(real_rel)
     if text is None:
         raise NotFound(f"No such memory file: {path}.")
-    all_lines = text.splitlines(keepends=True)
+    # Lines are "\n"-separated exactly as search numbers them, so from_line=N reads the
+    # line a `[path:N]` hit names (str.splitlines would also split on U+2028, NEL…).
+    all_lines = io.StringIO(text).readlines()  # splits on "\n" only
     total = len(all_lines)
     start = from_line or 1
     if total == 0:

@@ -217,8 +217,10 @@ def cap(text: str, limit: int) -> str:
 
 
 def fold_single_line(text: str) -> str:
-    """Newlines inside a text become spaces (memory_save writes one line)."""
-    return " ".join(part.strip() for part in re.split(r"[\r\n]+", text) if part.strip())
+    """Line breaks inside a text become spaces (memory_save writes one line): every
+    break str.splitlines knows, so U+2028, NEL or a form feed cannot start a new line for
+    an editor while staying one line for search."""
+    return " ".join(part.strip() for part in text.splitlines() if part.strip())
 
 
 # --- the wiki's machine-owned block (SPEC §10.1) --------------------------------------

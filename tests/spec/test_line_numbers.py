@@ -15,30 +15,7 @@ def _tool(client, tool, **arguments):
 
 @pytest.mark.parametrize(
     "separator",
-    [
-        pytest.param(
-            "\u2028",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="reading.py:125 splitlines() splits on U+2028; search on \\n only",
-            ),
-        ),
-        pytest.param(
-            "\x0c",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="reading.py:125 splitlines() splits on form feed; search on \\n only",
-            ),
-        ),
-        pytest.param(
-            "\x85",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="reading.py:125 splitlines() splits on NEL; search on \\n only",
-            ),
-        ),
-        "\t",
-    ],
+    ["\u2028", "\x0c", "\x85", "\t"],
 )
 def test_it_reads_with_memory_get_the_line_memory_search_shows(
     owner_client, master, workspace, separator
@@ -53,10 +30,6 @@ def test_it_reads_with_memory_get_the_line_memory_search_shows(
     assert got.splitlines()[0] == "xi target here"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="memory/text.py fold_single_line folds only \\r/\\n: U+2028, U+2029, NEL reach the note",
-)
 def test_it_folds_unicode_line_breaks_in_memory_save(owner_client, master, workspace, settings):
     import datetime as dt
     from zoneinfo import ZoneInfo

@@ -371,7 +371,8 @@ def write_if_unchanged(rel: str, text: str | None, *, base_hash: str) -> str:
 
 def append(rel: str, text: str, *, create_with: str = "") -> str:
     """Append text to a file under its lock; a missing (or empty) file starts with
-    `create_with` first. Returns the new hash.
+    `create_with` first. The text starts on a line of its own: a file whose last line has
+    no newline (a hand edit, a textarea) gets one first. Returns the new hash.
 
     The file is opened only after the lock is held, so an append never writes into a file
     that a concurrent rewrite has just replaced.
@@ -382,6 +383,8 @@ def append(rel: str, text: str, *, create_with: str = "") -> str:
         if not current:
             _write_atomic(path, (create_with + text).encode("utf-8"))
             return hash_text(create_with + text)
+        if not current.endswith("\n"):
+            text = "\n" + text
         with open(path, "a", encoding="utf-8", newline="") as handle:
             handle.write(text)
             handle.flush()

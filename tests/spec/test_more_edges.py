@@ -14,10 +14,6 @@ def _today(settings):
     return dt.datetime.now(ZoneInfo(settings.MEMORY_TIME_ZONE)).date()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="memory/workspace.py:385 append glues the line onto a note lacking a final newline",
-)
 def test_it_appends_memory_save_on_a_new_line_after_a_hand_written_note(
     owner_client, master, workspace, settings
 ):

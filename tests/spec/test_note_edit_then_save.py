@@ -6,17 +6,12 @@ from __future__ import annotations
 
 import re
 
-import pytest
 from django.test import Client
 
 from memory import notes
 from memory import workspace as ws
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="page edit stores no final newline; memory/workspace.py:385 append then glues",
-)
 def test_it_keeps_a_saved_line_separate_after_a_page_edit(owner_client, alice, master, workspace):
     today = notes.today()
     (workspace / "memory").mkdir(exist_ok=True)

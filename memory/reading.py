@@ -10,17 +10,15 @@ Anything else is PathRefused (422) before a byte is read: `..`, `.` or empty par
 absolute paths, backslashes, NUL and other control characters, `%` (an encoded path is an
 attack or a mistake, never a memory file name), characters NFKC would change (fullwidth
 `．` or `／`), hidden parts, names not ending in `.md`, another agent's files, USER.md and
-INDEX.md (both are whole in the prompt already). A symlink is followed only when where it
-really points is itself a path this agent may read.
+INDEX.md (both are whole in the prompt already), and any path through a symbolic link
+(the workspace module refuses links below the home, as search and the listings skip them).
 """
 
 from __future__ import annotations
 
 import io
-import os
 import re
 import unicodedata
-from pathlib import Path
 
 from memory import workspace
 from memory.errors import NotFound, PathRefused
@@ -95,19 +93,14 @@ def _workspace_path(agent: Agent, path: str) -> str:
 
 
 def resolve_memory_path(agent: Agent, path: str) -> str:
-    """The workspace-relative path memory_get reads for `path`, symlinks resolved.
+    """The workspace-relative path memory_get reads for `path`.
 
-    Raises PathRefused when the path, or where a symlink on it really points, is not a
-    memory file of this agent or a shared fact. Reads nothing.
+    Raises PathRefused when the path is not a memory file of this agent or a shared fact,
+    or goes through a symbolic link. Reads nothing.
     """
     ws_rel = _workspace_path(agent, path)
-    # workspace.resolve() refuses a symlink out of the home; a link that stays inside it
-    # could still point at another agent's files, so the real path is checked again.
-    real = Path(os.path.realpath(workspace.resolve(ws_rel)))
-    real_rel = workspace.relative(real)
-    if real_rel != ws_rel and not _may_read(agent, real_rel):
-        raise PathRefused(f"{path!r} links to a file that is not yours to read.")
-    return real_rel
+    workspace.resolve(ws_rel)
+    return ws_rel
 
 
 def read_memory_file(

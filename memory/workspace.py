@@ -80,8 +80,10 @@ def _check_relative(rel: str) -> str:
 def resolve(rel: str) -> Path:
     """The absolute path of `rel`, refusing anything outside the workspace.
 
-    Raises PathRefused for absolute paths, `..`, NUL, non-NFKC-stable characters and any
-    path whose real location (symlinks followed) is not below the root.
+    Raises PathRefused for absolute paths, `..`, NUL, non-NFKC-stable characters, any
+    path whose real location (symlinks followed) is not below the root, and any path that
+    goes through a symbolic link below the root: a link inside one agent's dir must not
+    become a way into another agent's files (the root itself may be a link).
     """
     _check_relative(rel)
     base = root()
@@ -89,6 +91,8 @@ def resolve(rel: str) -> Path:
     real = Path(os.path.realpath(candidate))
     if real != base and base not in real.parents:
         raise PathRefused(f"Path leaves the workspace: {rel!r}.")
+    if real != candidate:
+        raise PathRefused(f"Path goes through a symbolic link: {rel!r}.")
     return candidate
 
 

@@ -127,7 +127,21 @@ def test_it_refuses_a_symlink_out_of_the_workspace(workspace, outside, tmp_path)
     assert ws.list_files("memory") == []
 
 
-def test_it_follows_a_symlink_that_stays_inside(workspace):
+def test_it_refuses_a_symlink_even_one_that_stays_inside(workspace):
+    # A link inside one agent's dir could point at another agent's files.
     ws.write("memory/real.md", "inside\n")
     (workspace / "memory" / "alias.md").symlink_to(workspace / "memory" / "real.md")
-    assert ws.read("memory/alias.md") == "inside\n"
+    with pytest.raises(PathRefused):
+        ws.read("memory/alias.md")
+    with pytest.raises(PathRefused):
+        ws.append("memory/alias.md", "- more\n")
+    assert (workspace / "memory" / "real.md").read_text() == "inside\n"
+
+
+def test_it_follows_a_workspace_root_that_is_itself_a_symlink(tmp_path, settings):
+    real = tmp_path / "real-home"
+    real.mkdir()
+    (tmp_path / "link-home").symlink_to(real)
+    settings.MY_AGENT_HOME = str(tmp_path / "link-home")
+    ws.write("MEMORY.md", "- ok\n")
+    assert (real / "MEMORY.md").read_text() == "- ok\n"

@@ -84,6 +84,7 @@ def batch_changes(agent: Agent, page_list: list[dict]) -> dict[str, str]:
             status=pages.clean_status(item.get("status")),
             updated=notes.today().isoformat(),
             body=pages.clean_body(item.get("body")),
+            kept=existing.meta if existing is not None else None,
         )
     virtual = with_changes(vault, authored)
     texts = graph.block_changes(virtual, only=set(authored))

@@ -191,9 +191,12 @@ def render_author(
     status: str,
     updated: str,
     body: str,
+    kept: dict | None = None,
 ) -> str:
     """The author part of a page file (frontmatter + body, no machine block). Markers of
-    the machine block inside the body are neutralised."""
+    the machine block inside the body are neutralised. `kept` is the page's frontmatter as
+    it was: keys other than the six known ones (a person's `aliases:`…) are written back
+    after them, since everything but the machine block belongs to its author (§10.1)."""
     meta = {
         "title": title,
         "kind": kind,
@@ -202,6 +205,7 @@ def render_author(
         "status": status,
         "updated": updated,
     }
+    meta.update({key: value for key, value in (kept or {}).items() if key not in meta})
     return dump_frontmatter(meta, neutralise(body)).rstrip("\n")
 
 
@@ -466,6 +470,7 @@ def save_page(
             status=status or "ok",
             updated=notes.today().isoformat(),
             body=body or "",
+            kept=existing.meta if existing is not None else None,
         )
         path = vault.path_for(slug, kind)  # type: ignore[arg-type]
         refreshed = _apply(agent, vault, {path: author_text})

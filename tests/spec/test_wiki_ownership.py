@@ -3,8 +3,6 @@ code's; everything else survives a write intact."""
 
 from __future__ import annotations
 
-import pytest
-
 START = "<!-- wiki:related:start — generated, edits here are replaced -->"
 END = "<!-- wiki:related:end -->"
 
@@ -60,9 +58,6 @@ def test_it_keeps_the_author_body_intact_through_a_block_rebuild(owner_client, m
     assert "psi" in str(page["links_in"])
 
 
-@pytest.mark.xfail(
-    strict=True, reason="wiki page writes keep only the six known frontmatter keys (aliases lost)"
-)
 def test_it_keeps_extra_frontmatter_a_person_wrote(owner_client, master, workspace):
     path = workspace / "memory/wiki/concepts/hand.md"
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -26,7 +26,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memory import context, facts, notes, writes
+from memory import context, facts, notes, workspace, writes
 from memory.agents import get_agent_or_404
 from memory.auth import agent_for, agent_id_of, require_owner
 from memory.errors import Conflict, Forbidden
@@ -38,6 +38,7 @@ from memory.serializers import (
     ContextSerializer,
     FactInputSerializer,
     FactSerializer,
+    FileBodySerializer,
     LinesInputSerializer,
     NoteBodySerializer,
     NoteSerializer,
@@ -131,6 +132,7 @@ def _user_json() -> dict:
             "body": facts.read_user(),
             "facts": [fact.as_dict() for fact in facts.list_facts()],
             "index": facts.read_index(),
+            "hash": workspace.file_hash(facts.USER_PATH),
         }
     ).data
 
@@ -147,7 +149,7 @@ class UserView(APIView):
         if writes.is_job_source(source):
             # No proposal kind rewrites USER.md: a job proposes facts instead (§0, §5).
             raise Forbidden("A scheduled job may not rewrite USER.md; propose a fact instead.")
-        facts.write_user(data["body"])
+        facts.write_user(data["body"], base_hash=data.get("base_hash"))
         return Response(_user_json())
 
 
@@ -197,19 +199,26 @@ class FactView(APIView):
 # --- agent scope ----------------------------------------------------------------------
 
 
-class MemoryView(APIView):
-    @extend_schema(responses=BodyInputSerializer)
-    def get(self, request: Request, agent_id: str) -> Response:
-        return Response({"body": notes.read_memory(agent_for(request, agent_id))})
+def _memory_json(agent: Agent) -> dict:
+    return {
+        "body": notes.read_memory(agent),
+        "hash": workspace.file_hash(notes.memory_path(agent)),
+    }
 
-    @extend_schema(request=BodyInputSerializer, responses=BodyInputSerializer)
+
+class MemoryView(APIView):
+    @extend_schema(responses=FileBodySerializer)
+    def get(self, request: Request, agent_id: str) -> Response:
+        return Response(_memory_json(agent_for(request, agent_id)))
+
+    @extend_schema(request=BodyInputSerializer, responses=FileBodySerializer)
     def put(self, request: Request, agent_id: str) -> Response:
         agent = agent_for(request, agent_id)
         data = _valid(BodyInputSerializer, request.data)
         if "source" in data:
             writes.validate_source(data["source"])
-        notes.write_memory(agent, data["body"])
-        return Response({"body": notes.read_memory(agent)})
+        notes.write_memory(agent, data["body"], base_hash=data.get("base_hash"))
+        return Response(_memory_json(agent))
 
 
 class MemoryLinesView(APIView):
@@ -253,7 +262,13 @@ class NoteListView(APIView):
 def _note_answer(name: str, body: str, *, code: int = status.HTTP_200_OK) -> Response:
     day, _suffix = parse_note_name(name)
     return Response(
-        {"day": day.isoformat(), "name": notes.note_file_name(name), "body": body}, status=code
+        {
+            "day": day.isoformat(),
+            "name": notes.note_file_name(name),
+            "body": body,
+            "hash": workspace.hash_text(body),
+        },
+        status=code,
     )
 
 
@@ -272,7 +287,7 @@ class NoteView(APIView):
         data = _valid(BodyInputSerializer, request.data)
         if "source" in data:
             writes.validate_source(data["source"])
-        created = notes.write_note(agent, name, data["body"])
+        created = notes.write_note(agent, name, data["body"], base_hash=data.get("base_hash"))
         return _note_answer(
             name,
             notes.read_note(agent, name),

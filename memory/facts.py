@@ -52,11 +52,12 @@ def read_user() -> str:
     return workspace.read(USER_PATH) or ""
 
 
-def write_user(body: str) -> None:
-    """Replace USER.md atomically. The file is stored whole; only the prompt caps it."""
+def write_user(body: str, *, base_hash: str | None = None) -> None:
+    """Replace USER.md atomically. The file is stored whole; only the prompt caps it.
+    With base_hash, Conflict when USER.md changed since that hash was read."""
     if not isinstance(body, str):
         raise InvalidInput("USER.md must be text.")
-    workspace.write(USER_PATH, normalise_newlines(body))
+    workspace.write_checked(USER_PATH, normalise_newlines(body), base_hash=base_hash)
 
 
 def read_index() -> str:

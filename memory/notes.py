@@ -84,11 +84,12 @@ def read_memory(agent: Agent) -> str:
     return workspace.read(memory_path(agent)) or ""
 
 
-def write_memory(agent: Agent, body: str) -> None:
-    """Replace MEMORY.md atomically (an intended edit: owner or the agent's rewrite)."""
+def write_memory(agent: Agent, body: str, *, base_hash: str | None = None) -> None:
+    """Replace MEMORY.md atomically (an intended edit: owner or the agent's rewrite).
+    With base_hash, Conflict when MEMORY.md changed since that hash was read."""
     if not isinstance(body, str):
         raise InvalidInput("MEMORY.md must be text.")
-    workspace.write(memory_path(agent), normalise_newlines(body))
+    workspace.write_checked(memory_path(agent), normalise_newlines(body), base_hash=base_hash)
 
 
 def clean_memory_lines(lines: object) -> list[str]:
@@ -193,15 +194,17 @@ def read_note(agent: Agent, name: str) -> str:
     return text
 
 
-def write_note(agent: Agent, name: str, body: str) -> bool:
+def write_note(agent: Agent, name: str, body: str, *, base_hash: str | None = None) -> bool:
     """Replace (or create) one note atomically, under the note's lock (so it serialises
-    with memory_save's appends). Returns True when the note was created."""
+    with memory_save's appends). With base_hash, Conflict when the note changed since that
+    hash was read (a memory_save in between would otherwise be erased). Returns True when
+    the note was created."""
     if not isinstance(body, str):
         raise InvalidInput("A note must be text.")
     rel = note_path(agent, name)
     with workspace.locked(rel):
         created = not workspace.exists(rel)
-        workspace.write(rel, normalise_newlines(body))
+        workspace.write_checked(rel, normalise_newlines(body), base_hash=base_hash)
     return created
 
 

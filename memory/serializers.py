@@ -80,11 +80,19 @@ class UserSerializer(serializers.Serializer):
     body = serializers.CharField()
     facts = FactSerializer(many=True)
     index = serializers.CharField()
+    hash = serializers.CharField()  # of USER.md, for base_hash
 
 
 class BodyInputSerializer(serializers.Serializer):
     body = _body_field()
     source = TextField(required=False, trim_whitespace=False)
+    # The `hash` a GET answered: the write is 409 if the file changed since.
+    base_hash = TextField(required=False, max_length=64)
+
+
+class FileBodySerializer(serializers.Serializer):
+    body = serializers.CharField()
+    hash = serializers.CharField()  # sha256 of the file ("absent" when missing)
 
 
 class NoteSerializer(serializers.Serializer):
@@ -114,6 +122,7 @@ class NoteBodySerializer(serializers.Serializer):
     day = serializers.CharField()
     name = serializers.CharField()
     body = serializers.CharField()
+    hash = serializers.CharField()
 
 
 class SaveResultSerializer(serializers.Serializer):

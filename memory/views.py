@@ -184,10 +184,9 @@ def save_user(request: HttpRequest) -> HttpResponse:
         return redirect("memory-pages:home")
     body = form.cleaned_data["body"]
     try:
-        with workspace.locked(facts.USER_PATH):
-            _check_base(facts.USER_PATH, form.cleaned_data["base_hash"])
-            facts.write_user(body)
-    except DomainError as exc:
+        facts.write_user(body, base_hash=form.cleaned_data["base_hash"] or None)
+    except DomainError as error:
+        exc = _explained(error, facts.USER_PATH)
         report_error(request, exc)
         # Show what the owner typed, so nothing is lost; the base stays the old one.
         return _memory_home(request, form, body, status=409 if isinstance(exc, Conflict) else 422)
@@ -195,17 +194,18 @@ def save_user(request: HttpRequest) -> HttpResponse:
     return redirect("memory-pages:home")
 
 
-def _check_base(rel: str, base_hash: str) -> None:
-    """Conflict when the file changed since the form was shown (an agent appended, another
-    tab saved): the owner's edit would otherwise erase it. Call with the file locked."""
-    if base_hash and workspace.file_hash(rel) != base_hash:
-        raise Conflict(
-            _(
-                "%(path)s changed since you opened it. Your text is below; copy what you "
-                "need, reload, and edit again."
-            )
-            % {"path": rel}
+def _explained(exc: DomainError, rel: str) -> DomainError:
+    """A save refused because the file changed since the form was shown (an agent
+    appended, another tab saved), said in the owner's words; other errors as they are."""
+    if not isinstance(exc, Conflict):
+        return exc
+    return Conflict(
+        _(
+            "%(path)s changed since you opened it. Your text is below; copy what you "
+            "need, reload, and edit again."
         )
+        % {"path": rel}
+    )
 
 
 @owner_required
@@ -298,11 +298,9 @@ def agent_memory(request: HttpRequest, agent_id: str) -> HttpResponse:
             body = form.cleaned_data["body"]
             rel = notes.memory_path(agent)
             try:
-                with workspace.locked(rel):
-                    _check_base(rel, form.cleaned_data["base_hash"])
-                    notes.write_memory(agent, body)
+                notes.write_memory(agent, body, base_hash=form.cleaned_data["base_hash"] or None)
             except DomainError as exc:
-                report_error(request, exc)
+                report_error(request, _explained(exc, rel))
                 return _agent_memory(request, agent, form, body, status=409)
             messages.success(request, _("MEMORY.md saved."))
             return redirect("memory-pages:agent-memory", agent_id=agent.pk)
@@ -342,11 +340,14 @@ def note_detail(request: HttpRequest, agent_id: str, name: str) -> HttpResponse:
         form = FileForm(request.POST)
         if form.is_valid():
             try:
-                with workspace.locked(rel):
-                    _check_base(rel, form.cleaned_data["base_hash"])
-                    notes.write_note(agent, name, form.cleaned_data["body"])
+                notes.write_note(
+                    agent,
+                    name,
+                    form.cleaned_data["body"],
+                    base_hash=form.cleaned_data["base_hash"] or None,
+                )
             except DomainError as exc:
-                report_error(request, exc)
+                report_error(request, _explained(exc, rel))
                 status = 409
             else:
                 messages.success(request, _("Note saved."))

@@ -358,6 +358,15 @@ def write(rel: str, text: str) -> str:
     return hash_text(text)
 
 
+def write_checked(rel: str, text: str, *, base_hash: str | None = None) -> str:
+    """write(), or with a base_hash write_if_unchanged(): an editor that read the file
+    passes the hash it read, so a change made meanwhile (an agent's memory_save, another
+    tab) is a Conflict instead of being erased."""
+    if base_hash is None:
+        return write(rel, text)
+    return write_if_unchanged(rel, text, base_hash=base_hash)
+
+
 def write_if_unchanged(rel: str, text: str | None, *, base_hash: str) -> str:
     """Write (or, with text None, delete) only when the file still hashes to base_hash.
 

@@ -6,6 +6,7 @@ import pytest
 
 from memory import notes
 from memory.models import Agent, NoteCursor
+from memory.workspace import hash_text
 from proposals.models import Proposal
 
 AGENT_FIELDS = {"id", "name", "is_default", "autonomous", "memory_consolidate"}
@@ -102,14 +103,16 @@ def test_the_owner_edits_an_agent_but_never_its_id(owner_client, helper_agent):
 
 
 def test_it_reads_and_writes_memory_md(owner_client, helper_agent, workspace):
-    assert owner_client.get("/api/agents/helper/memory").json() == {"body": ""}
+    empty = {"body": "", "hash": hash_text("")}
+    assert owner_client.get("/api/agents/helper/memory").json() == empty
     response = owner_client.put(
         "/api/agents/helper/memory", {"body": "- Owner: Minh\n"}, format="json"
     )
     assert response.status_code == 200
-    assert response.json() == {"body": "- Owner: Minh\n"}
+    written = {"body": "- Owner: Minh\n", "hash": hash_text("- Owner: Minh\n")}
+    assert response.json() == written
     assert (workspace / "agents/helper/MEMORY.md").read_text() == "- Owner: Minh\n"
-    assert owner_client.get("/api/agents/helper/memory").json() == {"body": "- Owner: Minh\n"}
+    assert owner_client.get("/api/agents/helper/memory").json() == written
 
 
 def test_an_agent_adds_durable_lines_when_a_person_is_present(helper_client, workspace):

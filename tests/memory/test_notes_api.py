@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from memory.models import ApiToken
+from memory.workspace import hash_text
 
 
 def _files(root):
@@ -27,6 +28,7 @@ def test_it_writes_reads_and_lists_notes(owner_client, master, workspace):
         "day": "2026-11-29",
         "name": "2026-11-29.md",
         "body": "# 2026-11-29\n",
+        "hash": hash_text("# 2026-11-29\n"),
     }
     replaced = owner_client.put(f"{url}/2026-11-29.md", {"body": "- a\n"}, format="json")
     assert replaced.status_code == 200
@@ -37,6 +39,7 @@ def test_it_writes_reads_and_lists_notes(owner_client, master, workspace):
         "day": "2026-11-29",
         "name": "2026-11-29.md",
         "body": "- a\n",
+        "hash": hash_text("- a\n"),
     }
     listed = owner_client.get(url).json()
     assert [(n["day"], n["name"], n["size"]) for n in listed] == [

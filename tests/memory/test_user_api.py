@@ -5,13 +5,19 @@ from __future__ import annotations
 import pytest
 
 from memory import facts, notes
+from memory.workspace import ABSENT, hash_text
 from proposals.models import Proposal
 
 FACT = {"description": "Thích phở bò", "type": "preference", "body": "Nói hôm 2026-11-02."}
 
 
 def test_it_shows_user_md_with_the_facts_and_the_index(owner_client, workspace):
-    assert owner_client.get("/api/memory/user").json() == {"body": "", "facts": [], "index": ""}
+    assert owner_client.get("/api/memory/user").json() == {
+        "body": "",
+        "facts": [],
+        "index": "",
+        "hash": ABSENT,
+    }
     assert (
         owner_client.put("/api/memory/user", {"body": "Tôi là Minh.\n"}, format="json").status_code
         == 200
@@ -33,6 +39,7 @@ def test_it_shows_user_md_with_the_facts_and_the_index(owner_client, workspace):
             }
         ],
         "index": "- [pho](pho.md) (preference) — Thích phở bò\n",
+        "hash": hash_text("Tôi là Minh.\n"),
     }
     assert (workspace / "users/owner/USER.md").read_text(encoding="utf-8") == "Tôi là Minh.\n"
 

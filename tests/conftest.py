@@ -14,6 +14,15 @@ from tests.fakellm import FakeLLM
 
 
 @pytest.fixture(autouse=True, scope="session")
+def _live_server_backlog():
+    """Django's test server listens with a backlog of 10; the concurrency tests open 16+
+    connections at once, which could be reset by the kernel before they are accepted."""
+    from django.core.servers.basehttp import WSGIServer
+
+    WSGIServer.request_queue_size = 128
+
+
+@pytest.fixture(autouse=True, scope="session")
 def _no_real_home(tmp_path_factory):
     """Even a test without the workspace fixture never writes to a real home: the
     session's default MY_AGENT_HOME is a temporary directory."""

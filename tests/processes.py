@@ -34,3 +34,18 @@ def run_together(
             if proc.poll() is None:
                 proc.kill()
     return [(proc.returncode, out, err) for proc, (out, err) in zip(procs, outputs, strict=True)]
+
+
+def test_database_url() -> str:
+    """The URL of the test database this test runs on, for a process the test starts
+    (`manage.py …` would otherwise open the real database of DATABASE_URL)."""
+    from django.db import connection
+
+    db = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{db['NAME']}"
+    auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
+    return f"postgres://{auth}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+
+
+test_database_url.__test__ = False  # a helper, not a test

@@ -12,23 +12,14 @@ import time
 from pathlib import Path
 
 import pytest
-from django.db import connection
 
 from memory import notes, workspace
 from memory.models import Run
 from proposals.models import Proposal
 from tests.fakellm import FakeLLM
+from tests.processes import test_database_url
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def database_url() -> str:
-    """The URL of the test database this test runs on, for the worker process."""
-    db = connection.settings_dict
-    if connection.vendor == "sqlite":
-        return f"sqlite:///{db['NAME']}"
-    auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
-    return f"postgres://{auth}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
 
 
 @pytest.fixture
@@ -42,7 +33,7 @@ def model_server():
 def worker(workspace, model_server, tmp_path):
     env = {
         **os.environ,
-        "DATABASE_URL": database_url(),
+        "DATABASE_URL": test_database_url(),
         "MY_AGENT_HOME": str(workspace),
         "MEMORY_LLM_PROVIDER": "openai",
         "MEMORY_LLM_BASE_URL": model_server.base_url,

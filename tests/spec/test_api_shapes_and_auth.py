@@ -234,14 +234,11 @@ def test_it_records_the_agent_as_written_by(master_client, master, workspace):
 
 @pytest.mark.django_db(transaction=True)
 def test_it_prints_only_the_key_from_memory_token(alice, master, workspace):
-    from django.db import connection
-
-    env_db = connection.settings_dict["NAME"]
     import os
 
-    env = {**os.environ, "MY_AGENT_HOME": str(workspace)}
-    if "sqlite" in connection.vendor:
-        env["DATABASE_URL"] = f"sqlite:///{env_db}"
+    from tests.processes import test_database_url
+
+    env = {**os.environ, "MY_AGENT_HOME": str(workspace), "DATABASE_URL": test_database_url()}
     for args in (["owner"], ["agent", "master"]):
         done = subprocess.run(
             [sys.executable, "manage.py", "memory_token", *args],

@@ -10,6 +10,7 @@ The owner sees every run; an agent token only its own agent's (another agent's i
 
 from __future__ import annotations
 
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -50,6 +51,10 @@ class RunSerializer(serializers.ModelSerializer):
 
 
 class ConsolidateView(APIView):
+    @extend_schema(
+        request=None,
+        responses={202: inline_serializer("ConsolidateAnswer", {"run": RunSerializer()})},
+    )
     def post(self, request: Request, agent_id: str) -> Response:
         agent = agent_for(request, agent_id)
         run = start_consolidation(agent, trigger="api")
@@ -57,6 +62,16 @@ class ConsolidateView(APIView):
 
 
 class RunListView(APIView):
+    @extend_schema(
+        operation_id="runs_list",
+        parameters=[
+            OpenApiParameter("agent", str),
+            OpenApiParameter("kind", str, enum=Run.Kind.values),
+            OpenApiParameter("status", str, enum=Run.Status.values),
+            OpenApiParameter("limit", int),
+        ],
+        responses=RunSerializer(many=True),
+    )
     def get(self, request: Request) -> Response:
         params = request.query_params
         rows = Run.objects.prefetch_related("proposals").order_by("-started_at", "-id")
@@ -83,6 +98,7 @@ class RunListView(APIView):
 
 
 class RunDetailView(APIView):
+    @extend_schema(responses=RunSerializer)
     def get(self, request: Request, run_id: int) -> Response:
         run = get_run_or_404(run_id)
         require_agent_access(request, run.agent_id)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -24,6 +25,11 @@ class ValueSerializer(serializers.Serializer):
 
 
 class ScriptStoreList(APIView):
+    @extend_schema(
+        operation_id="agents_script_store_list",
+        parameters=[OpenApiParameter("schedule", str), OpenApiParameter("conversation", str)],
+        responses=EntrySerializer(many=True),
+    )
     def get(self, request: Request, agent_id: str) -> Response:
         agent = agent_for(request, agent_id)
         entries = scripts.list_entries(
@@ -35,10 +41,12 @@ class ScriptStoreList(APIView):
 
 
 class ScriptStoreEntry(APIView):
+    @extend_schema(responses=EntrySerializer)
     def get(self, request: Request, agent_id: str, scope: str, scope_id: str, key: str):
         agent = agent_for(request, agent_id)
         return Response(EntrySerializer(scripts.get_entry_or_404(agent, scope, scope_id, key)).data)
 
+    @extend_schema(request=ValueSerializer, responses=EntrySerializer)
     def put(self, request: Request, agent_id: str, scope: str, scope_id: str, key: str):
         agent = agent_for(request, agent_id)
         scripts.validate_scope(scope)
@@ -47,6 +55,7 @@ class ScriptStoreEntry(APIView):
         entry = scripts.store(agent, scope, scope_id, key, data.validated_data["value"])
         return Response(EntrySerializer(entry).data)
 
+    @extend_schema(responses={204: None})
     def delete(self, request: Request, agent_id: str, scope: str, scope_id: str, key: str):
         agent = agent_for(request, agent_id)
         scripts.delete_entry(agent, scope, scope_id, key)

@@ -41,3 +41,11 @@ def test_it_refuses_a_workspace_that_holds_a_file(master, workspace):
         call_command("memory_demo", stdout=io.StringIO())
     assert (workspace / "MEMORY.md").read_text() == "- mine\n"
     assert not (workspace / "users/owner/USER.md").exists()
+
+
+def test_it_fills_a_workspace_that_make_run_has_only_prepared(master, workspace):
+    # `make run` creates the dirs and an empty MEMORY.md; that is not memory yet.
+    call_command("memory_init", stdout=io.StringIO())
+    assert (workspace / "MEMORY.md").read_text() == ""
+    call_command("memory_demo", stdout=io.StringIO())
+    assert (workspace / "MEMORY.md").read_text().strip()

@@ -131,8 +131,9 @@ def _wiki_pages(today: dt.date) -> list[dict]:
 
 
 def workspace_files() -> list[str]:
-    """Every file in the workspace (lock files and hidden files aside), any suffix."""
-    return [info.path for info in workspace.list_files("", suffix="", recursive=True)]
+    """Every file in the workspace that holds something (lock files, hidden files and the
+    empty MEMORY.md files that start-up creates aside), any suffix."""
+    return [info.path for info in workspace.list_files("", suffix="", recursive=True) if info.size]
 
 
 class Command(BaseCommand):

@@ -283,7 +283,10 @@ def _rewrite_step(run: Run, agent: Agent) -> Outcome:
     block = read_notes_block(agent)
     if not block.note_names:
         return Outcome(Run.Status.SKIPPED, "no daily notes to read")
-    if memory_info is not None and (block.newest_mtime or 0) <= memory_info.mtime:
+    # An empty MEMORY.md (as an agent's creation or start-up leaves it) has consolidated
+    # nothing yet: every note counts as new.
+    consolidated = memory_info is not None and memory_info.size > 0
+    if consolidated and (block.newest_mtime or 0) <= memory_info.mtime:
         return Outcome(Run.Status.SKIPPED, "no note is newer than MEMORY.md")
     provider = get_provider()
     if provider is None:

@@ -103,6 +103,20 @@ def test_it_skips_without_a_model_call_when_no_note_is_newer(helper_agent, fake_
     assert not Proposal.objects.exists()
 
 
+def test_it_reads_older_notes_when_memory_md_is_still_empty(helper_agent, fake_llm):
+    # The empty MEMORY.md an agent's creation leaves is newer than an imported workspace's
+    # notes, but it has consolidated nothing: the notes must still be read.
+    write_note(helper_agent, f"{day(0)}.md", "old news\n", age=7200)
+    write_memory(helper_agent, "", age=60)
+    fake_llm.script(rewrite_answer(f"- old news ({day(0)})\n"))
+
+    run = run_now(helper_agent)
+
+    assert run.status == "succeeded", run.summary
+    assert "old news" in step_prompts(fake_llm, "consolidate")[0]
+    assert Proposal.objects.get(kind="memory_rewrite").status == "pending"
+
+
 def test_it_skips_an_agent_without_notes(helper_agent, fake_llm):
     write_memory(helper_agent, OLD)
 

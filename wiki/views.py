@@ -15,7 +15,6 @@ from django.views.decorators.http import require_POST
 from memory.errors import DomainError
 from memory.forms import WikiPageForm
 from memory.rendering import render_markdown
-from memory.text import MACHINE_BLOCK_END, MACHINE_BLOCK_START
 from memory.views import agent_or_404, current_agent, owner_required, page, report_error
 from wiki import compile as wiki_compile
 from wiki import pages
@@ -58,16 +57,6 @@ def page_url(agent_id: str):
         return reverse("memory-pages:wiki-page", args=[agent_id, slug])
 
     return url
-
-
-def split_machine_block(body: str) -> tuple[str, str]:
-    """(author-owned text, the generated wiki:related block or "")."""
-    start = body.find(MACHINE_BLOCK_START)
-    if start < 0:
-        return body, ""
-    end = body.find(MACHINE_BLOCK_END, start)
-    end = len(body) if end < 0 else end + len(MACHINE_BLOCK_END)
-    return (body[:start] + body[end:]).strip("\n") + "\n", body[start:end]
 
 
 @owner_required
@@ -184,7 +173,7 @@ def page_edit(request: HttpRequest, agent_id: str, slug: str | None = None) -> H
                 messages.success(request, _("Page saved."))
                 return redirect("memory-pages:wiki-page", agent_id=agent.pk, slug=new_slug)
     elif item is not None:
-        author_body, _block = split_machine_block(_get(item, "body") or "")
+        author_body = _get(item, "body") or ""  # Page.body is the author body already
         form = WikiPageForm(
             initial={
                 "title": _get(item, "title"),

@@ -140,3 +140,14 @@ def test_it_starts_a_compile_and_says_409_while_one_runs(pages, master, workspac
         start_run(master, "consolidate", trigger="test")
     again = text_of(pages.post("/manage/memory/wiki/master/compile/", follow=True))
     assert "Conflict: a consolidation or compile is already running for master" in again
+
+
+def test_it_edits_only_the_author_text_never_the_generated_block(pages, master, workspace):
+    from memory.text import MACHINE_BLOCK_START
+
+    two_pages(master)
+    files = list((workspace / "memory/wiki").rglob("*.md"))
+    assert any(MACHINE_BLOCK_START in f.read_text() for f in files)  # blocks exist on disk
+    slug = wiki_pages.list_pages(master)[0].slug
+    html = text_of(pages.get(f"/manage/memory/wiki/master/pages/{slug}/edit/"))
+    assert "wiki:related" not in html

@@ -32,6 +32,8 @@ import threading
 import time
 from pathlib import Path
 
+from memory import clock
+
 ROOT = Path(__file__).resolve().parent.parent
 RG = shutil.which("rg") or "/usr/bin/rg"
 
@@ -392,7 +394,7 @@ def bench_memory_save(agent) -> list[tuple[str, str, str, str]]:
     for thread in threads:
         thread.join()
     wall = time.perf_counter() - started
-    body = notes.read_note(agent, notes.plain_note_name(notes.today()))
+    body = notes.read_note(agent, notes.plain_note_name(clock.today()))
     saved = sum(1 for line in body.splitlines() if " line " in line and "writer " in line)
     return [
         (f"memory_save, {writers} threads: per-call median", _ms(statistics.median(times)), "", ""),

@@ -31,6 +31,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from memory import clock
+
 ROOT = Path(__file__).resolve().parent.parent
 
 WORDS = (
@@ -55,9 +57,7 @@ def setup_django(home: Path) -> None:
 def build_vault(home: Path, count: int, links: int, rng: random.Random) -> None:
     import datetime as dt
 
-    from memory import notes
-
-    today = notes.today()
+    today = clock.today()
     folders = ("entities", "concepts", "syntheses")
     kinds = ("entity", "concept", "synthesis")
     per_page = links // count

@@ -8,13 +8,23 @@ class MemoryConfig(AppConfig):
     def ready(self) -> None:
         from django.db.models.signals import post_delete, post_migrate, post_save
 
-        # Registers the memory_rewrite and fact_review proposal kinds.
-        from memory import consolidate, hygiene, schedules  # noqa: F401
-        from memory.agents import on_agent_saved
+        from memory import agents, kinds, tools
+        from memory.jobs import consolidate, hygiene, schedules
         from memory.models import Agent
+        from proposals.actions import register_kind
+
+        for kind in (
+            kinds.UserFactKind(),
+            kinds.UserFactForgetKind(),
+            kinds.AgentMemoryKind(),
+            consolidate.MemoryRewriteKind(),
+            hygiene.FactReviewKind(),
+        ):
+            register_kind(kind)
+        tools.register_tools(tools.MEMORY_TOOLS, tools.PROMPTS_DIR)
 
         # Every agent, however created, gets its dir (SPEC §1).
-        post_save.connect(on_agent_saved, sender=Agent, dispatch_uid="memory-agent-dirs")
+        post_save.connect(agents.on_agent_saved, sender=Agent, dispatch_uid="memory-agent-dirs")
         # An agent's memory_consolidate cron is a django-q2 Schedule kept in step with it.
         post_save.connect(
             schedules.on_agent_saved, sender=Agent, dispatch_uid="memory-schedule-save"

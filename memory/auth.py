@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.contrib.auth.models import AnonymousUser
 from django.utils import timezone
 from rest_framework import authentication, exceptions, permissions
 from rest_framework.request import Request
 
+from memory import owner
 from memory.agents import get_agent_or_404
 from memory.errors import Forbidden
 from memory.models import Agent, ApiToken, hash_token
@@ -68,13 +68,8 @@ def agent_id_of(request: Request) -> str | None:
 
 
 def is_owner(request: Request) -> bool:
-    user = getattr(request, "user", None)
-    return bool(
-        user is not None
-        and not isinstance(user, AgentPrincipal | AnonymousUser)
-        and user.is_authenticated
-        and user.is_active
-    )
+    """The caller is the owner (memory.owner's one definition)."""
+    return owner.is_owner(getattr(request, "user", None))
 
 
 def actor_name(request: Request) -> str:

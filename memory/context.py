@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from memory import facts, notes, workspace
+from memory import clock, facts, notes, workspace
 from memory.errors import InvalidInput
 from memory.models import Agent, NoteCursor
 from memory.text import cap
@@ -114,7 +114,7 @@ def pre_turn_block(agent: Agent, conversation: str, *, advance: bool = True) -> 
         cursor.note: cursor
         for cursor in NoteCursor.objects.filter(agent=agent, conversation=conversation)
     }
-    for name in _recent_plain_notes(notes.today()):
+    for name in _recent_plain_notes(clock.today()):
         data = _read_note_bytes(agent, name)
         if data is None:
             continue
@@ -149,7 +149,7 @@ def preview_pre_turn(agent: Agent) -> str:
     """The block a new conversation would get now (today's and yesterday's plain notes,
     whole). Writes no cursor: for the management pages' agent screen."""
     parts = []
-    for name in _recent_plain_notes(notes.today()):
+    for name in _recent_plain_notes(clock.today()):
         data = _read_note_bytes(agent, name)
         part = _part(name, data, new_only=False) if data is not None else None
         if part:

@@ -11,8 +11,9 @@ import datetime as dt
 from dataclasses import asdict, dataclass
 
 from memory import workspace
+from memory.clock import today
 from memory.errors import InvalidInput, NotFound
-from memory.notes import normalise_newlines, today
+from memory.notes import normalise_newlines
 from memory.text import (
     dump_frontmatter,
     fold_single_line,

@@ -8,12 +8,10 @@ name can never point outside `memory/`.
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
-from zoneinfo import ZoneInfo
-
-from django.conf import settings
+from dataclasses import dataclass, field
 
 from memory import workspace
+from memory.clock import local_now
 from memory.errors import InvalidInput, NotFound
 from memory.models import Agent
 from memory.text import fold_single_line, parse_note_name
@@ -36,35 +34,6 @@ class NoteInfo:
     name: str  # the file name, e.g. "2026-11-30.md" or "2026-11-30-1030.md"
     size: int
     modified: dt.datetime  # aware, UTC
-
-
-# --- time ------------------------------------------------------------------------------
-
-
-def local_tz() -> dt.tzinfo:
-    """The owner's time zone: settings.MEMORY_TIME_ZONE, else the server's."""
-    name = getattr(settings, "MEMORY_TIME_ZONE", None)
-    if name:
-        return ZoneInfo(name)
-    tz = dt.datetime.now().astimezone().tzinfo
-    assert tz is not None
-    return tz
-
-
-def local_now(now: dt.datetime | None = None) -> dt.datetime:
-    """`now` (default: the current time) in the owner's time zone. A naive `now` is taken
-    to be in that zone already."""
-    tz = local_tz()
-    if now is None:
-        return dt.datetime.now(tz)
-    if now.tzinfo is None:
-        return now.replace(tzinfo=tz)
-    return now.astimezone(tz)
-
-
-def today() -> dt.date:
-    """Today in the owner's time zone (SPEC §4.2)."""
-    return local_now().date()
 
 
 def normalise_newlines(text: str) -> str:
@@ -229,3 +198,102 @@ def memory_save(agent: Agent, text: str, *, now: dt.datetime | None = None) -> s
     line = f"- {moment:%H:%M} {folded}"
     workspace.append(note_path(agent, day), f"{line}\n", create_with=f"# {day}\n\n")
     return line
+
+
+NOTES_DAYS = 7  # counted by day: a plain and a suffixed note of one day are one day
+NOTES_BUDGET = 40_000  # characters of the whole notes block
+MIN_CUT_CHARS = 200  # a day cut to fit keeps at least this much, or is left out
+
+
+# --- the notes block a nightly run reads (SPEC §8) ---------------------------------------
+
+
+@dataclass(frozen=True)
+class NotesBlock:
+    """What a run reads of the daily notes.
+
+    `text`: the block handed to the model (at most NOTES_BUDGET characters); `days`: the
+    days included, newest first; `note_names`: the files read (e.g. "2026-11-30.md");
+    `newest_mtime`: the newest modification time (epoch seconds) among them, None when
+    there are none; `cut`: True when the budget cut a day short or left days out.
+    """
+
+    text: str
+    days: list[dt.date] = field(default_factory=list)
+    note_names: list[str] = field(default_factory=list)
+    newest_mtime: float | None = None
+    cut: bool = False
+
+
+def _day_section(day: dt.date, texts: list[tuple[str, str]]) -> str:
+    parts = [f"## {day.isoformat()}\n"]
+    for name, text in texts:
+        parts.append(f"\n### {name}\n\n{text.strip()}\n")
+    return "".join(parts) + "\n"
+
+
+def read_notes_block(
+    agent: Agent, *, days: int = NOTES_DAYS, budget: int = NOTES_BUDGET
+) -> NotesBlock:
+    """Up to `days` days of the agent's daily notes, newest day first, within `budget`
+    characters (SPEC §8). Within a day the plain note comes first, then the suffixed ones
+    by name.
+
+    A day that does not fit whole is cut to what is left of the budget, ending in a line
+    that says how many characters were left out, and no older day follows (a gap in the
+    middle would hide that days are missing); when less than MIN_CUT_CHARS would be left
+    it is left out entirely. So the newest day always contributes, even when it alone is
+    larger than the budget.
+    """
+    by_day: dict[dt.date, list[NoteInfo]] = {}
+    for info in list_notes(agent):
+        if info.day is None:
+            continue
+        if info.day not in by_day and len(by_day) == days:
+            continue  # list_notes is newest day first; older days are beyond the window
+        by_day.setdefault(info.day, []).append(info)
+
+    text = ""
+    included_days: list[dt.date] = []
+    names: list[str] = []
+    newest: float | None = None
+    cut = False
+    for day in sorted(by_day, reverse=True):
+        infos = sorted(
+            by_day[day], key=lambda info: (info.name != f"{day.isoformat()}.md", info.name)
+        )
+        texts = []
+        for info in infos:
+            body = workspace.read(note_path(agent, info.name))
+            if body is not None:
+                texts.append((info, body))
+        if not texts:
+            continue
+        section = _day_section(day, [(info.name, body) for info, body in texts])
+        room = budget - len(text)
+        if len(section) > room:
+            cut = True
+            if room < MIN_CUT_CHARS:
+                break
+            section = _cut(section, room)
+        text += section
+        included_days.append(day)
+        for info, _ in texts:
+            names.append(info.name)
+            mtime = info.modified.timestamp()
+            newest = mtime if newest is None else max(newest, mtime)
+        if cut:
+            break
+    return NotesBlock(text, included_days, names, newest, cut)
+
+
+def _cut(section: str, room: int) -> str:
+    """The section shortened to `room` characters including a closing marker line."""
+    left_out = len(section)
+    keep = room
+    while True:
+        marker = f"\n[… {left_out} more characters of this day left out]\n"
+        keep = room - len(marker)
+        if len(section) - keep == left_out:
+            return section[:keep] + marker
+        left_out = len(section) - keep

@@ -10,8 +10,8 @@ declares, with the declared types.
 Every schema gets a required `source` property (SPEC §5: the presence rule needs it); it is
 added at registration from `prompts/tools/_source.json` when a schema does not declare it.
 
-Importing this module has no side effects: the memory tools are registered on first use of
-the registry, and other apps (the wiki) register theirs from their AppConfig.ready().
+Importing this module has no side effects: the memory tools (MEMORY_TOOLS) are registered
+from MemoryConfig.ready(), other apps' (the wiki's) from their own AppConfig.ready().
 Registering a name again replaces it, so registration is idempotent.
 """
 
@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from memory import clock
 from memory.errors import InvalidInput, NotFound
 from memory.models import Agent
 
@@ -60,8 +61,7 @@ class Tool:
 
 
 _registry: dict[str, Tool] = {}
-_registry_lock = threading.RLock()  # re-entrant: builtins register under it
-_builtins_registered = False
+_registry_lock = threading.Lock()
 
 
 # --- the JSON-schema subset the tool schemas use ----------------------------------------
@@ -195,7 +195,6 @@ def register_tool(name: str, func: ToolFunc, *, schema_file: Path, description_f
         parameters=_load_schema(schema_file, name),
     )
     with _registry_lock:
-        _ensure_builtins()
         _registry[name] = tool
     return tool
 
@@ -212,30 +211,14 @@ def register_tools(tools: Iterable[tuple[str, ToolFunc]], prompts_dir: Path) -> 
         )
 
 
-def _ensure_builtins() -> None:
-    """Register the memory tools once, on first use of the registry, so they come first.
-    Holds the registry lock throughout, so no caller sees a half-filled registry."""
-    global _builtins_registered
-    with _registry_lock:
-        if _builtins_registered:
-            return
-        _builtins_registered = True  # first, since register_tool() calls back here
-        try:
-            register_tools(_MEMORY_TOOLS, PROMPTS_DIR)
-        except BaseException:
-            _builtins_registered = False
-            raise
-
-
 def list_tools() -> list[dict]:
-    """Every tool as `{"name", "description", "parameters"}`, memory tools first."""
-    _ensure_builtins()
+    """Every tool as `{"name", "description", "parameters"}`, in registration order
+    (memory's first: its app comes first in INSTALLED_APPS)."""
     with _registry_lock:
         return [tool.as_dict() for tool in _registry.values()]
 
 
 def get_tool_or_404(name: str) -> Tool:
-    _ensure_builtins()
     with _registry_lock:
         tool = _registry.get(name)
     if tool is None:
@@ -297,7 +280,7 @@ def memory_save(agent: Agent, *, source: str, text: str) -> str:
     from memory import notes
 
     # One moment for both, so a save at midnight names the note it really went to.
-    moment = notes.local_now()
+    moment = clock.local_now()
     line = notes.memory_save(agent, text, now=moment)
     return f"Saved to memory/{moment.date().isoformat()}.md: {line}"
 
@@ -361,7 +344,7 @@ def user_memory_forget(agent: Agent, *, source: str, name: str) -> ToolResult:
     return ToolResult(text=f"Forgot {facts.fact_path(name)}. INDEX.md is updated.")
 
 
-_MEMORY_TOOLS: tuple[tuple[str, ToolFunc], ...] = (
+MEMORY_TOOLS: tuple[tuple[str, ToolFunc], ...] = (
     ("memory_save", memory_save),
     ("memory_search", memory_search),
     ("memory_get", memory_get),

@@ -60,7 +60,7 @@ def server_time_zone() -> str:
 MEMORY_TIME_ZONE = os.environ.get("MEMORY_TIME_ZONE", "") or server_time_zone()
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "memoryproject.admin.OwnerAdminConfig",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -73,6 +73,8 @@ INSTALLED_APPS = [
     "memory",
     "proposals",
     "wiki",
+    # The layer above the apps: commands that use both memory and the wiki (memory_demo).
+    "memoryproject",
 ]
 
 MIDDLEWARE = [

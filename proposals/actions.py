@@ -106,10 +106,6 @@ def get_kind(name: str) -> ProposalKind:
     return kind
 
 
-def list_kinds() -> list[str]:
-    return sorted(_KINDS)
-
-
 def _is_batch(kind: ProposalKind) -> bool:
     return bool(getattr(kind, "batch", False))
 
@@ -376,6 +372,12 @@ def supersede_pending(
     if except_id is not None:
         rows = rows.exclude(pk=except_id)
     return rows.update(status=SUPERSEDED, decided_at=timezone.now(), decided_by="superseded")
+
+
+def can_undo(proposal: Proposal) -> bool:
+    """Whether `undo` may be tried: the proposal was applied and not undone yet (undo may
+    still be 409 when a target changed since)."""
+    return proposal.status == APPROVED and proposal.undone_at is None
 
 
 def pending_count() -> int:

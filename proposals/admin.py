@@ -17,8 +17,9 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from memory.errors import DomainError
+from memory.owner import is_owner
 from proposals import actions
-from proposals.diff import render_proposal
+from proposals.diff import reason_text, render_proposal
 from proposals.models import Proposal
 
 OPERATIONS = {
@@ -100,7 +101,7 @@ class ProposalAdmin(admin.ModelAdmin):
         return False  # history keeps everything (SPEC §7)
 
     def has_decide_permission(self, request: HttpRequest) -> bool:
-        return request.user.has_perm("proposals.change_proposal")
+        return is_owner(request.user)
 
     @admin.display(description="run")
     def run_link(self, obj: Proposal) -> str:
@@ -121,7 +122,7 @@ class ProposalAdmin(admin.ModelAdmin):
             return "—"
         return format_html(
             "<ul class='proposal-reasons'>{}</ul>",
-            format_html_join("", "<li>{}</li>", ((_reason_text(r),) for r in reasons)),
+            format_html_join("", "<li>{}</li>", ((reason_text(r),) for r in reasons)),
         )
 
     @admin.display(description="diff")
@@ -134,7 +135,7 @@ class ProposalAdmin(admin.ModelAdmin):
         if proposal is not None and self.has_decide_permission(request):
             extra_context.update(
                 can_decide=proposal.status == Proposal.Status.PENDING,
-                can_undo=proposal.status == Proposal.Status.APPROVED and proposal.undone_at is None,
+                can_undo=actions.can_undo(proposal),
                 decide_urls={
                     name: reverse(f"admin:proposals_proposal_{name}", args=[proposal.pk])
                     for name in OPERATIONS
@@ -197,14 +198,3 @@ class ProposalAdmin(admin.ModelAdmin):
     @admin.action(description="Undo selected (applied) proposals", permissions=["decide"])
     def undo_selected(self, request: HttpRequest, queryset: QuerySet[Proposal]) -> None:
         self._run_selected(request, queryset, "undo")
-
-
-def _reason_text(reason: object) -> str:
-    """A reason as one line: consolidation reasons are {"line", "action", "why"} objects."""
-    if isinstance(reason, dict):
-        action = reason.get("action", "")
-        line = reason.get("line", "")
-        why = reason.get("why", "")
-        head = " ".join(str(part) for part in (action, f"“{line}”" if line else "") if part)
-        return f"{head}: {why}" if head and why else str(head or why or reason)
-    return str(reason)

@@ -129,3 +129,15 @@ def render_proposal(proposal: Proposal) -> SafeString:
     parts.append(_file_diffs_html(proposal_diff(proposal)))
     # The one mark_safe: every path and line was escaped by the helpers above.
     return mark_safe("".join(parts))
+
+
+def reason_text(reason: object) -> str:
+    """A reason as the one line a card shows. Reasons are strings; older runs stored
+    consolidation reasons as {"line", "action", "why"} objects: `action “line”: why`."""
+    if isinstance(reason, dict):
+        action = reason.get("action", "")
+        line = reason.get("line", "")
+        why = reason.get("why", "")
+        head = " ".join(str(part) for part in (action, f"“{line}”" if line else "") if part)
+        return f"{head}: {why}" if head and why else str(head or why or reason)
+    return str(reason)

@@ -97,4 +97,4 @@ def test_it_consolidates_through_a_real_worker_and_proposes(
     assert proposal.previous_body == old
     assert workspace.read("MEMORY.md") == old  # nothing applied without a person
     assert any(req.path.endswith("/chat/completions") for req in model_server.requests)
-    assert "memory.tasks.consolidate_task" in log  # the worker process ran it, not this one
+    assert "memory.jobs.tasks.consolidate_task" in log  # the worker process ran it, not this one

@@ -17,9 +17,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from memory.api.serializers import TextField
 from memory.auth import agent_for
 from memory.errors import InvalidInput
-from memory.serializers import TextField
 from wiki import compile as wiki_compile
 from wiki import pages
 from wiki.vault import KINDS

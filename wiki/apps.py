@@ -6,7 +6,12 @@ class WikiConfig(AppConfig):
     verbose_name = "Wiki"
 
     def ready(self) -> None:
+        from memory.jobs.nightly import register_follow_up
+        from memory.tools import register_tools
+        from proposals.actions import register_kind
         from wiki import compile, tools
 
-        compile.register()  # the wiki_compile proposal kind
-        tools.register()  # wiki_get, wiki_search, wiki_apply
+        register_kind(compile.WikiCompileKind())
+        register_tools(tools.WIKI_TOOLS, tools.PROMPTS_DIR)
+        # The vault settles from the same nightly read as MEMORY.md (§10.5).
+        register_follow_up("wiki compile", compile.compile_after_consolidation)

@@ -5,7 +5,7 @@ Flow of one run (`run_compile`, called by the API's task and by the chain after 
 consolidation alike):
 
 1. No model configured → `skipped` ("no model configured"). No daily notes → `skipped`.
-2. Read the notes block consolidation reads (`memory.consolidate.read_notes_block`), the
+2. Read the notes block consolidation reads (`memory.notes.read_notes_block`), the
    vault's table of contents and the text of the pages the notes mention; ask the model
    (prompts in wiki/prompts/compile_*.md).
 3. Parse the §13.1 answer strictly: not an object, `pages` not a list, a page with a
@@ -31,11 +31,12 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from memory import notes, runs, workspace
+from memory import clock, notes, workspace
 from memory.errors import Conflict, DomainError, InvalidInput
-from memory.llm import NO_MODEL, BadAnswer, ask_for_run, get_provider, render_prompt
+from memory.jobs import runs
+from memory.jobs.llm import NO_MODEL, BadAnswer, get_provider, render_prompt
 from memory.models import Agent, Run
-from proposals.actions import BaseKind, apply_now, propose, register_kind
+from proposals.actions import BaseKind, apply_now, propose
 from wiki import graph, lint, pages
 from wiki.vault import KINDS, Vault, load, page_slug, vault_dir, with_changes
 
@@ -82,7 +83,7 @@ def batch_changes(agent: Agent, page_list: list[dict]) -> dict[str, str]:
             sources=sources,
             questions=pages.clean_questions(item.get("questions")),
             status=pages.clean_status(item.get("status")),
-            updated=notes.today().isoformat(),
+            updated=clock.today().isoformat(),
             body=pages.clean_body(item.get("body")),
             kept=existing.meta if existing is not None else None,
         )
@@ -112,14 +113,6 @@ class WikiCompileKind(BaseKind):
     def after_write(self, proposal) -> None:
         if proposal.agent is not None:
             pages.refresh(proposal.agent)
-
-
-WIKI_COMPILE = WikiCompileKind()
-
-
-def register() -> None:
-    """Register the `wiki_compile` kind (from WikiConfig.ready())."""
-    register_kind(WIKI_COMPILE)
 
 
 # --- the model's answer ----------------------------------------------------------------------
@@ -235,7 +228,7 @@ def build_prompt(agent: Agent, notes_text: str, *, vault: Vault) -> tuple[str, s
     user = render_prompt(
         "compile_user.md",
         PROMPTS_DIR,
-        today=notes.today().isoformat(),
+        today=clock.today().isoformat(),
         toc=toc,
         existing=existing,
         notes=notes_text,
@@ -244,13 +237,6 @@ def build_prompt(agent: Agent, notes_text: str, *, vault: Vault) -> tuple[str, s
 
 
 # --- one run ------------------------------------------------------------------------------
-
-
-@dataclass
-class Outcome:
-    status: str
-    summary: str
-    reasons: list[str] = field(default_factory=list)
 
 
 def _note_exists(agent: Agent):
@@ -263,15 +249,14 @@ def _note_exists(agent: Agent):
     return exists
 
 
-def _compile_step(run: Run, agent: Agent) -> Outcome:
-    from memory.consolidate import read_notes_block
-
+def _compile_step(run: Run) -> runs.Outcome:
+    agent = run.agent
     provider = get_provider()
     if provider is None:
-        return Outcome(Run.Status.SKIPPED, NO_MODEL)
-    block = read_notes_block(agent)
+        return runs.Outcome(Run.Status.SKIPPED, NO_MODEL)
+    block = notes.read_notes_block(agent)
     if not block.note_names:
-        return Outcome(Run.Status.SKIPPED, "no daily notes to compile")
+        return runs.Outcome(Run.Status.SKIPPED, "no daily notes to compile")
     if run.trigger == CHAINED:
         # The nightly chain runs after every consolidation; asking the model again about
         # notes it already compiled would only cost. A compile started by hand always runs.
@@ -282,19 +267,19 @@ def _compile_step(run: Run, agent: Agent) -> Outcome:
             .first()
         )
         if last is not None and (block.newest_mtime or 0) <= last.started_at.timestamp():
-            return Outcome(Run.Status.SKIPPED, "no note is newer than the last compile")
+            return runs.Outcome(Run.Status.SKIPPED, "no note is newer than the last compile")
 
     system, user = build_prompt(agent, block.text, vault=load(agent))
-    batch, failure = ask_for_run(
+    batch, failure = runs.ask_for_run(
         run, provider, system, user, partial(parse_batch, note_exists=_note_exists(agent))
     )
     if batch is None:
-        return Outcome(Run.Status.FAILED, failure)
+        return runs.Outcome(Run.Status.FAILED, failure)
 
     dropped = len(batch.dropped)
     dropped_text = f"; {dropped} page(s) dropped without sources" if dropped else ""
     if not batch.pages:
-        return Outcome(
+        return runs.Outcome(
             Run.Status.SUCCEEDED,
             f"no page with sources to propose{dropped_text}",
             batch.dropped,
@@ -317,15 +302,15 @@ def _compile_step(run: Run, agent: Agent) -> Outcome:
         )
     except InvalidInput as exc:
         if "change nothing" in exc.message:
-            return Outcome(
+            return runs.Outcome(
                 Run.Status.SUCCEEDED,
                 f"the vault is up to date; nothing to propose{dropped_text}",
                 batch.dropped,
             )
-        return Outcome(Run.Status.FAILED, f"the batch could not be proposed: {exc.message}")
+        return runs.Outcome(Run.Status.FAILED, f"the batch could not be proposed: {exc.message}")
     count = len(proposal.payload.get("writes") or {})
     if not agent.autonomous:
-        return Outcome(
+        return runs.Outcome(
             Run.Status.SUCCEEDED,
             f"proposed {count} page(s) (proposal #{proposal.pk}) for review{dropped_text}",
             batch.dropped,
@@ -333,12 +318,12 @@ def _compile_step(run: Run, agent: Agent) -> Outcome:
     try:
         apply_now(proposal, by=f"auto:{agent.id}")
     except Conflict as exc:
-        return Outcome(
+        return runs.Outcome(
             Run.Status.FAILED,
             f"the batch could not apply (proposal #{proposal.pk}): {exc.message}{dropped_text}",
             batch.dropped,
         )
-    return Outcome(
+    return runs.Outcome(
         Run.Status.SUCCEEDED,
         f"applied {count} page(s) at once (proposal #{proposal.pk}){dropped_text}",
         batch.dropped,
@@ -346,15 +331,9 @@ def _compile_step(run: Run, agent: Agent) -> Outcome:
 
 
 def execute(run: Run) -> Run:
-    """Do the work of a claimed `running` compile run and finish it. Never raises: an
-    unexpected error fails the run (files as they were) and is logged."""
-    agent = run.agent
-    try:
-        outcome = _compile_step(run, agent)
-    except Exception as exc:  # the run must never stay `running`
-        log.exception("compile run %s failed", run.pk)
-        outcome = Outcome(Run.Status.FAILED, f"internal error: {exc.__class__.__name__}: {exc}")
-    return runs.finish_run(run, outcome.status, summary=outcome.summary, reasons=outcome.reasons)
+    """Do the work of a claimed `running` compile run and finish it. Never raises."""
+    run, _outcome = runs.run_step(run, _compile_step)
+    return run
 
 
 def run_compile(run_id: int) -> str:

@@ -28,7 +28,7 @@ import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from memory import notes, workspace
+from memory import clock, workspace
 from memory.errors import Conflict, InvalidInput, NotFound
 from memory.text import cap, dump_frontmatter, fold_single_line, word_pattern, words
 from wiki import graph, lint
@@ -266,7 +266,7 @@ def _apply(agent, vault: Vault, authored: dict[str, str | None]) -> Refreshed:
     final = with_changes(virtual, texts) if texts else virtual
     final.incoming = virtual.incoming  # blocks changed, links did not
     graph.remember(final)
-    issues = lint.lint(final, today=notes.today())
+    issues = lint.lint(final, today=clock.today())
     written += lint.write_reports(final, issues)
     return Refreshed(final, issues, written)
 
@@ -468,7 +468,7 @@ def save_page(
             sources=sources,  # type: ignore[arg-type]
             questions=questions or [],
             status=status or "ok",
-            updated=notes.today().isoformat(),
+            updated=clock.today().isoformat(),
             body=body or "",
             kept=existing.meta if existing is not None else None,
         )

@@ -64,10 +64,3 @@ def wiki_apply(
 
 
 WIKI_TOOLS = (("wiki_get", wiki_get), ("wiki_search", wiki_search), ("wiki_apply", wiki_apply))
-
-
-def register() -> None:
-    """Add the wiki tools to the registry (idempotent: registering again replaces)."""
-    from memory.tools import register_tools
-
-    register_tools(WIKI_TOOLS, PROMPTS_DIR)

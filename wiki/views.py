@@ -13,71 +13,41 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from memory.errors import DomainError
-from memory.forms import WikiPageForm
-from memory.rendering import render_markdown
-from memory.views import agent_or_404, current_agent, owner_required, page, report_error
+from memory.manage.layout import agent_or_404, current_agent, owner_required, page, report_error
+from memory.manage.rendering import render_markdown
 from wiki import compile as wiki_compile
 from wiki import pages
+from wiki.forms import WikiPageForm
 
 FOLDERS = ("entities", "concepts", "syntheses")
-FOLDER_OF_KIND = {"entity": "entities", "concept": "concepts", "synthesis": "syntheses"}
-
-
-def _get(item, name: str, default=None):
-    """A field of a page entry, whether wiki.pages hands out dicts or objects."""
-    if isinstance(item, dict):
-        return item.get(name, default)
-    return getattr(item, name, default)
-
-
-def _folder(item) -> str:
-    path = _get(item, "path") or ""
-    for folder in FOLDERS:
-        if f"/{folder}/" in f"/{path}":
-            return folder
-    return _get(item, "folder") or FOLDER_OF_KIND.get(_get(item, "kind") or "", "other")
-
-
-def _entry(item) -> dict:
-    return {
-        "slug": _get(item, "slug"),
-        "title": _get(item, "title") or _get(item, "slug"),
-        "kind": _get(item, "kind") or "",
-        "status": _get(item, "status") or "",
-        "updated": _get(item, "updated") or "",
-        "sources": list(_get(item, "sources") or []),
-        "questions": list(_get(item, "questions") or []),
-        "folder": _folder(item),
-        "text": _get(item, "text") or _get(item, "snippet") or "",
-    }
 
 
 def page_url(agent_id: str):
     def url(slug: str) -> str:
-        return reverse("memory-pages:wiki-page", args=[agent_id, slug])
+        return reverse("wiki-pages:page", args=[agent_id, slug])
 
     return url
 
 
 @owner_required
 def vault_current(request: HttpRequest) -> HttpResponse:
-    return redirect("memory-pages:vault", agent_id=current_agent(request).pk)
+    return redirect("wiki-pages:vault", agent_id=current_agent(request).pk)
 
 
 @owner_required
 def vault(request: HttpRequest, agent_id: str) -> HttpResponse:
     agent = agent_or_404(request, agent_id)
     query = (request.GET.get("q") or "").strip()
-    entries = [_entry(item) for item in pages.list_pages(agent)]
+    entries = pages.list_pages(agent)
     groups = {folder: [] for folder in FOLDERS}
     for entry in entries:
-        groups.setdefault(entry["folder"], []).append(entry)
+        groups.setdefault(entry.folder, []).append(entry)
     for items in groups.values():
-        items.sort(key=lambda entry: (str(entry["title"]).casefold(), entry["slug"]))
+        items.sort(key=lambda entry: (entry.title.casefold(), entry.slug))
     results = None
     if query:
         try:
-            results = [_entry(hit) for hit in pages.search_pages(agent, query, limit=50)]
+            results = pages.search_pages(agent, query, limit=50)
         except DomainError as exc:
             report_error(request, exc)
     try:
@@ -97,7 +67,7 @@ def vault(request: HttpRequest, agent_id: str) -> HttpResponse:
         },
         tab="wiki",
         agent=agent,
-        switch="vault",
+        switch="wiki-pages:vault",
     )
 
 
@@ -115,30 +85,25 @@ def _report(report: dict | None) -> dict | None:
     }
 
 
-def _page_or_404(agent, slug: str):
+def _page_or_404(agent, slug: str) -> pages.Page:
     try:
-        item = pages.get_page(agent, slug)
+        return pages.get_page(agent, slug)
     except DomainError as exc:
         raise Http404(exc.message) from None
-    if item is None:
-        raise Http404(_("No such page."))
-    return item
 
 
 @owner_required
 def page_detail(request: HttpRequest, agent_id: str, slug: str) -> HttpResponse:
     agent = agent_or_404(request, agent_id)
     item = _page_or_404(agent, slug)
-    body = _get(item, "body") or ""
-    entry = _entry(item)
     return page(
         request,
         "wiki/page.html",
         {
-            "page": entry,
-            "body_html": render_markdown(body, wiki_url=page_url(agent.pk)),
-            "links_out": list(_get(item, "links_out") or []),
-            "links_in": list(_get(item, "links_in") or []),
+            "page": item,
+            "body_html": render_markdown(item.body, wiki_url=page_url(agent.pk)),
+            "links_out": item.links_out,
+            "links_in": item.links_in,
         },
         tab="wiki",
         agent=agent,
@@ -169,19 +134,17 @@ def page_edit(request: HttpRequest, agent_id: str, slug: str | None = None) -> H
             except DomainError as exc:
                 report_error(request, exc)
             else:
-                new_slug = _get(saved, "slug") or slug
                 messages.success(request, _("Page saved."))
-                return redirect("memory-pages:wiki-page", agent_id=agent.pk, slug=new_slug)
+                return redirect("wiki-pages:page", agent_id=agent.pk, slug=saved.slug)
     elif item is not None:
-        author_body = _get(item, "body") or ""  # Page.body is the author body already
         form = WikiPageForm(
             initial={
-                "title": _get(item, "title"),
-                "kind": _get(item, "kind"),
-                "status": _get(item, "status") or "ok",
-                "sources": "\n".join(_get(item, "sources") or []),
-                "questions": "\n".join(_get(item, "questions") or []),
-                "body": author_body,
+                "title": item.title,
+                "kind": item.kind,
+                "status": item.status or "ok",
+                "sources": "\n".join(item.sources),
+                "questions": "\n".join(item.questions),
+                "body": item.body,  # the author's text: Page.body has no machine block
             }
         )
     else:
@@ -189,7 +152,7 @@ def page_edit(request: HttpRequest, agent_id: str, slug: str | None = None) -> H
     return page(
         request,
         "wiki/edit.html",
-        {"form": form, "slug": slug, "page": _entry(item) if item is not None else None},
+        {"form": form, "slug": slug, "page": item},
         tab="wiki",
         agent=agent,
     )
@@ -203,9 +166,9 @@ def page_delete(request: HttpRequest, agent_id: str, slug: str) -> HttpResponse:
         pages.delete_page(agent, slug)
     except DomainError as exc:
         report_error(request, exc)
-        return redirect("memory-pages:vault", agent_id=agent.pk)
+        return redirect("wiki-pages:vault", agent_id=agent.pk)
     messages.success(request, _("Page %(slug)s deleted.") % {"slug": slug})
-    return redirect("memory-pages:vault", agent_id=agent.pk)
+    return redirect("wiki-pages:vault", agent_id=agent.pk)
 
 
 @owner_required
@@ -222,4 +185,4 @@ def compile_now(request: HttpRequest, agent_id: str) -> HttpResponse:
             _("Compile started (run %(id)s, %(status)s). See Activity.")
             % {"id": run.pk, "status": run.status},
         )
-    return redirect("memory-pages:vault", agent_id=agent.pk)
+    return redirect("wiki-pages:vault", agent_id=agent.pk)

@@ -125,7 +125,7 @@ def test_it_opens_the_scripts_tab_by_its_address_and_keeps_the_agent(tab, owner,
 def test_it_screenshots_every_page_with_the_demo(tab, owner, workspace, screenshots):
     """Fills the demo, visits every page and screenshots it (SAVE_SCREENSHOTS=1 writes
     docs/screenshots/*.png)."""
-    from memory.management.commands.memory_demo import fill_demo
+    from memoryproject.management.commands.memory_demo import fill_demo
 
     fill_demo()
     tab.goto("/manage/memory/login/")

@@ -7,13 +7,13 @@ import datetime as dt
 import os
 import time
 
-from memory import notes, workspace
+from memory import clock, notes, workspace
 from tests.fakellm import FakeLLM
 
 
 def day(offset: int) -> dt.date:
     """Today (the owner's) plus offset days."""
-    return notes.today() + dt.timedelta(days=offset)
+    return clock.today() + dt.timedelta(days=offset)
 
 
 def set_mtime(rel: str, when: float) -> None:
@@ -46,7 +46,7 @@ def rewrite_answer(memory: str, *reasons: tuple[str, str, str]) -> dict:
 def step_prompts(fake: FakeLLM, step: str) -> list[str]:
     """The user prompts of the requests one step made ("consolidate" or "hygiene"), told
     apart by their system prompt — the chained wiki compile talks to the same fake."""
-    from memory.llm import load_prompt
+    from memory.jobs.llm import load_prompt
 
     system = load_prompt(f"{step}_system.md")
     found = []

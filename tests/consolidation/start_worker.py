@@ -2,7 +2,7 @@
 
 usage: python start_worker.py <db name> <agent id> <go file>
 
-Waits for the go file, calls memory.runs.start_run, prints `started <run id>` or
+Waits for the go file, calls memory.jobs.runs.start_run, prints `started <run id>` or
 `conflict <message>` (or `error …`). The run is left running, as a busy worker would.
 """
 
@@ -26,8 +26,8 @@ import django  # noqa: E402
 
 django.setup()
 
-from memory import runs  # noqa: E402
 from memory.errors import Conflict  # noqa: E402
+from memory.jobs import runs  # noqa: E402
 from memory.models import Agent, Run  # noqa: E402
 
 agent = Agent.objects.get(pk=agent_id)

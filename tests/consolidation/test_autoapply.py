@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from memory.autoapply import decide, split_date
+from memory.jobs.autoapply import decide, split_date
 
 OLD = """# Memory
 

@@ -9,9 +9,9 @@ from decimal import Decimal
 import pytest
 
 from memory import notes, workspace
-from memory.consolidate import consolidate_agent
 from memory.errors import Conflict
-from memory.llm import NO_MODEL
+from memory.jobs.llm import NO_MODEL
+from memory.jobs.nightly import consolidate_agent
 from memory.models import Run
 from proposals import actions
 from proposals.models import Proposal
@@ -142,7 +142,7 @@ def test_it_skips_when_no_model_is_configured(helper_agent, settings):
     [
         (
             "Here is the new memory: - Owner lives in Hanoi",
-            "the model call failed: the model did not answer with one JSON object",
+            "the model answered badly: the model did not answer with one JSON object",
         ),
         (
             {"memory": "# Memory\n"},
@@ -344,7 +344,7 @@ def test_an_auto_apply_of_a_stale_base_says_so(helper_agent, fake_llm, monkeypat
         workspace.write(path, "- a\n- hand edit\n")
         return result
 
-    monkeypatch.setattr("memory.consolidate.supersede_pending", supersede_then_edit)
+    monkeypatch.setattr("memory.jobs.consolidate.supersede_pending", supersede_then_edit)
 
     run = run_now(helper_agent)
 

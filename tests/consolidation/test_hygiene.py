@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from memory import facts, workspace
-from memory.consolidate import consolidate_agent
-from memory.hygiene import MAX_FACTS, order_facts
+from memory.jobs.hygiene import MAX_FACTS, order_facts
+from memory.jobs.nightly import consolidate_agent
 from memory.models import Run
 from proposals import actions
 from proposals.models import Proposal

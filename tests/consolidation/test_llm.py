@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import pytest
 
-from memory.llm import AnthropicProvider, LLMError, OpenAIProvider, get_provider
+from memory.jobs.llm import AnthropicProvider, LLMError, OpenAIProvider, get_provider
 from tests.fakellm import Reply
 
 

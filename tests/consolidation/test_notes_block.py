@@ -3,7 +3,7 @@ newest first."""
 
 from __future__ import annotations
 
-from memory.consolidate import NOTES_BUDGET, read_notes_block
+from memory.notes import NOTES_BUDGET, read_notes_block
 from tests.consolidation.conftest import day, write_note
 
 

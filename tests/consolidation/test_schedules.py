@@ -12,8 +12,8 @@ from django_q.conf import Conf
 from django_q.models import Schedule
 from django_q.scheduler import scheduler
 
-from memory import schedules
 from memory.errors import InvalidInput
+from memory.jobs import schedules
 from memory.models import Agent, Run
 from proposals.models import Proposal
 from tests.consolidation.conftest import day, rewrite_answer, write_memory, write_note
@@ -29,7 +29,7 @@ def test_an_agent_with_a_cron_gets_a_schedule(workspace, db):
 
     (schedule,) = consolidation_schedules()
     assert schedule.name == "memory-consolidate:night"
-    assert schedule.func == "memory.tasks.scheduled_consolidate"
+    assert schedule.func == "memory.jobs.tasks.scheduled_consolidate"
     assert schedule.args == "'night'"
     assert (schedule.schedule_type, schedule.cron, schedule.repeats) == (
         Schedule.CRON,
@@ -159,7 +159,7 @@ def test_sync_all_repairs_the_set_without_duplicates(workspace, db):
     ]
     reaper = Schedule.objects.get(name=schedules.REAPER_NAME)
     assert (reaper.func, reaper.schedule_type, reaper.minutes) == (
-        "memory.tasks.reap_runs_task",
+        "memory.jobs.tasks.reap_runs_task",
         Schedule.MINUTES,
         5,
     )

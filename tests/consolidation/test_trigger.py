@@ -12,10 +12,11 @@ from django.utils import timezone
 from django_q.conf import Conf
 from django_q.models import OrmQ
 
-from memory import runs, workspace
+from memory import workspace
 from memory.errors import Conflict
+from memory.jobs import runs
+from memory.jobs.tasks import consolidate_task, reap_runs_task, scheduled_consolidate
 from memory.models import Run
-from memory.tasks import consolidate_task, reap_runs_task, scheduled_consolidate
 from proposals.models import Proposal
 from tests.consolidation.conftest import day, rewrite_answer, write_memory, write_note
 from tests.processes import run_together

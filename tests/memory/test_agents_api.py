@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory import notes
+from memory import clock, notes
 from memory.models import Agent, NoteCursor
 from memory.workspace import hash_text
 from proposals.models import Proposal
@@ -172,7 +172,7 @@ def test_memory_save_over_rest_appends_to_todays_note(helper_client, workspace):
         format="json",
     )
     assert response.status_code == 200
-    day = notes.today().isoformat()
+    day = clock.today().isoformat()
     body = response.json()
     assert (body["day"], body["name"]) == (day, f"{day}.md")
     assert body["line"].endswith(" Đo huyết áp 128/82")
@@ -189,7 +189,7 @@ def test_memory_save_refuses_empty_text(helper_client, workspace, body):
 
 
 def test_it_serves_the_prompt_context_and_moves_the_cursor(owner_client, master, workspace):
-    day = notes.today().isoformat()
+    day = clock.today().isoformat()
     (workspace / "MEMORY.md").write_text("- Owner: Minh\n")
     notes.memory_save(master, "sáng")
     url = "/api/agents/master/memory/context"

@@ -3,11 +3,11 @@ an erased line (an agent's memory_save between the owner's read and save)."""
 
 from __future__ import annotations
 
-from memory import notes
+from memory import clock, notes
 
 
 def test_it_refuses_a_note_save_over_a_line_appended_since_it_was_read(owner_client, master):
-    day = notes.today().isoformat()
+    day = clock.today().isoformat()
     notes.memory_save(master, "first")
     read = owner_client.get(f"/api/agents/master/memory/notes/{day}").json()
     notes.memory_save(master, "appended by the agent meanwhile")
@@ -24,7 +24,7 @@ def test_it_refuses_a_note_save_over_a_line_appended_since_it_was_read(owner_cli
 
 
 def test_it_saves_a_note_whose_base_is_current(owner_client, master, workspace):
-    day = notes.today().isoformat()
+    day = clock.today().isoformat()
     notes.memory_save(master, "first")
     read = owner_client.get(f"/api/agents/master/memory/notes/{day}").json()
 

@@ -6,13 +6,13 @@ import datetime as dt
 
 import pytest
 
-from memory import context, notes
+from memory import clock, context, notes
 from memory.models import NoteCursor
 
 
 @pytest.fixture
 def days(master):
-    today = notes.today()
+    today = clock.today()
     return today.isoformat(), (today - dt.timedelta(days=1)).isoformat()
 
 

@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from memory import facts, notes
+from memory import clock, facts
 from memory.errors import InvalidInput, NotFound
 
 
@@ -33,7 +33,7 @@ def test_it_reads_and_writes_user_md(workspace):
 
 def test_it_writes_a_fact_with_the_full_frontmatter(workspace):
     fact = _save()
-    today = notes.today().isoformat()
+    today = clock.today().isoformat()
     assert (workspace / "users/owner/facts/coffee.md").read_text(encoding="utf-8") == (
         "---\n"
         "name: coffee\n"
@@ -130,7 +130,7 @@ def test_it_keeps_the_description_on_one_line(workspace):
 
 
 def test_it_marks_a_fact_stale_after_90_days(workspace):
-    today = notes.today()
+    today = clock.today()
     for name, age in (("fresh", 90), ("old", 91)):
         text = facts.render_fact(
             name,

@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from memory import notes
+from memory import clock, notes
 from memory.errors import InvalidInput, NotFound
 
 AT = dt.datetime(2026, 11, 30, 8, 5, tzinfo=ZoneInfo("Asia/Ho_Chi_Minh"))
@@ -44,7 +44,7 @@ def test_it_uses_the_owners_time_zone_for_today_and_the_time(master, workspace, 
 def test_it_saves_to_today_by_default(master, workspace, hcm):
     notes.memory_save(master, "now")
     today = dt.datetime.now(ZoneInfo("Asia/Ho_Chi_Minh")).date()
-    assert notes.today() == today
+    assert clock.today() == today
     assert (
         (workspace / f"memory/{today.isoformat()}.md")
         .read_text()

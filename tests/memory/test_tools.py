@@ -9,8 +9,8 @@ import re
 import pytest
 
 from memory import tools
+from memory.clock import today
 from memory.errors import InvalidInput, NotFound
-from memory.notes import today
 
 MEMORY_TOOLS = [
     "memory_save",

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from memory.notes import today
+from memory.clock import today
 from proposals.models import Proposal
 
 FACTS = "users/owner/facts"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory import facts, notes
+from memory import clock, facts
 from memory.workspace import ABSENT, hash_text
 from proposals.models import Proposal
 
@@ -23,7 +23,7 @@ def test_it_shows_user_md_with_the_facts_and_the_index(owner_client, workspace):
         == 200
     )
     owner_client.put("/api/memory/user/facts/pho", {**FACT, "source": "web"}, format="json")
-    today = notes.today().isoformat()
+    today = clock.today().isoformat()
     assert owner_client.get("/api/memory/user").json() == {
         "body": "Tôi là Minh.\n",
         "facts": [

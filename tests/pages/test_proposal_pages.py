@@ -132,7 +132,7 @@ def test_it_starts_a_consolidation_now(pages, master, workspace):
 
 
 def test_it_says_409_when_a_consolidation_already_runs(pages, master, workspace):
-    from memory.runs import start_run
+    from memory.jobs.runs import start_run
 
     running = start_run(master, "compile", trigger="test")
     html = text_of(pages.post("/manage/memory/agents/master/consolidate/", follow=True))

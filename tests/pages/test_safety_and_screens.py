@@ -5,8 +5,8 @@ from html.parser import HTMLParser
 import pytest
 
 from memory import facts, notes, scripts
+from memory.manage.rendering import render_markdown
 from memory.models import ScriptEntry
-from memory.rendering import render_markdown
 from wiki import pages as wiki_pages
 
 CORPUS = [

@@ -135,7 +135,7 @@ def test_it_starts_a_compile_and_says_409_while_one_runs(pages, master, workspac
     run = Run.objects.get(agent=master, kind="compile")
     assert f"Compile started (run {run.pk}, {run.status})." in html
     if run.status != "running":
-        from memory.runs import start_run
+        from memory.jobs.runs import start_run
 
         start_run(master, "consolidate", trigger="test")
     again = text_of(pages.post("/manage/memory/wiki/master/compile/", follow=True))

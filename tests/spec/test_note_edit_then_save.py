@@ -8,12 +8,12 @@ import re
 
 from django.test import Client
 
-from memory import notes
+from memory import clock
 from memory import workspace as ws
 
 
 def test_it_keeps_a_saved_line_separate_after_a_page_edit(owner_client, alice, master, workspace):
-    today = notes.today()
+    today = clock.today()
     (workspace / "memory").mkdir(exist_ok=True)
     path = workspace / f"memory/{today}.md"
     path.write_text(f"# {today}\n\n- 01:00 a\n", encoding="utf-8")

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from memory import clock
+
 ROOT = Path(__file__).resolve().parents[2]
 
 PRINT = (
@@ -81,16 +83,15 @@ def test_it_reads_postgresql_from_database_url():
 
 
 def test_it_records_a_run_as_skipped_without_a_model(helper_agent, settings):
-    from memory.consolidate import consolidate_agent
+    from memory.jobs.nightly import consolidate_agent
 
     settings.MEMORY_LLM_MODEL = ""
     settings.MEMORY_LLM_BASE_URL = ""
     home = Path(settings.MY_AGENT_HOME)
     (home / "agents/helper/MEMORY.md").write_text("- a\n", encoding="utf-8")
     os.utime(home / "agents/helper/MEMORY.md", (1_600_000_000, 1_600_000_000))
-    from memory import notes
 
-    (home / f"agents/helper/memory/{notes.today()}.md").write_text("- new\n", encoding="utf-8")
+    (home / f"agents/helper/memory/{clock.today()}.md").write_text("- new\n", encoding="utf-8")
     run = consolidate_agent(helper_agent, trigger="test")
     assert run.status == "skipped"
     assert "no model configured" in run.summary

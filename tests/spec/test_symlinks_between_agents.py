@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from memory import notes
+from memory import clock
 
 SECRET = "topsecret master memory\n"
 
@@ -17,7 +17,7 @@ SECRET = "topsecret master memory\n"
 @pytest.fixture
 def linked(master, helper_agent, workspace):
     (workspace / "MEMORY.md").write_text(SECRET, encoding="utf-8")
-    today = notes.today()
+    today = clock.today()
     os.symlink(workspace / "MEMORY.md", workspace / f"agents/helper/memory/{today}.md")
     return today
 

@@ -2,7 +2,8 @@
 
 import pytest
 
-from memory import runs, workspace
+from memory import workspace
+from memory.jobs import runs
 from memory.models import Run
 from memory.text import MACHINE_BLOCK_START
 from wiki import compile as wiki_compile

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from memory import notes, runs, workspace
-from memory.consolidate import consolidate_agent
+from memory import clock, workspace
 from memory.errors import InvalidInput
+from memory.jobs import runs
+from memory.jobs.nightly import consolidate_agent
 from memory.models import Run
 from proposals import actions
 from proposals.models import Proposal
@@ -16,7 +17,7 @@ from tests.wiki.conftest import write_note
 from wiki import compile as wiki_compile
 from wiki import pages
 
-TODAY = notes.today().isoformat()
+TODAY = clock.today().isoformat()
 PAGES = "agents/helper/memory/wiki"
 
 

@@ -2,7 +2,7 @@
 
 import datetime as dt
 
-from memory import notes, workspace
+from memory import clock, workspace
 from wiki import pages
 
 
@@ -11,7 +11,7 @@ def hand_page(rel: str, text: str) -> None:
 
 
 def days_ago(days: int) -> str:
-    return (notes.today() - dt.timedelta(days=days)).isoformat()
+    return (clock.today() - dt.timedelta(days=days)).isoformat()
 
 
 def make_vault() -> None:

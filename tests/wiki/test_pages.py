@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from memory import notes, workspace
+from memory import clock, workspace
 from memory.errors import InvalidInput, NotFound
 from memory.text import MACHINE_BLOCK_END, MACHINE_BLOCK_START
 from tests.wiki.conftest import page_file
@@ -22,7 +22,7 @@ def block_of(text: str) -> str:
 def test_it_writes_a_page_with_frontmatter_body_and_machine_block(master):
     page = save(master, "Hạn Eco", "Due 5 Dec.", questions=["Who signs?"])
     text = workspace.read("memory/wiki/entities/han-eco.md")
-    today = notes.today().isoformat()
+    today = clock.today().isoformat()
     assert text == (
         "---\n"
         "title: Hạn Eco\n"

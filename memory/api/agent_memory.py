@@ -1,0 +1,69 @@
+"""REST for an agent's MEMORY.md (SPEC §3, §5): read, replace, add durable lines (a job's
+become a proposal), and `memory_save` into today's note."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memory import clock, notes, workspace, writes
+from memory.api.common import DEFAULT_SOURCE, proposal_answer, valid
+from memory.api.serializers import (
+    BodyInputSerializer,
+    FileBodySerializer,
+    LinesInputSerializer,
+    ProposalSerializer,
+    SaveInputSerializer,
+    SaveResultSerializer,
+)
+from memory.auth import agent_for
+from memory.models import Agent
+
+
+def _memory_json(agent: Agent) -> dict:
+    return {
+        "body": notes.read_memory(agent),
+        "hash": workspace.file_hash(notes.memory_path(agent)),
+    }
+
+
+class MemoryView(APIView):
+    @extend_schema(responses=FileBodySerializer)
+    def get(self, request: Request, agent_id: str) -> Response:
+        return Response(_memory_json(agent_for(request, agent_id)))
+
+    @extend_schema(request=BodyInputSerializer, responses=FileBodySerializer)
+    def put(self, request: Request, agent_id: str) -> Response:
+        agent = agent_for(request, agent_id)
+        data = valid(BodyInputSerializer, request.data)
+        if "source" in data:
+            writes.validate_source(data["source"])
+        notes.write_memory(agent, data["body"], base_hash=data.get("base_hash"))
+        return Response(_memory_json(agent))
+
+
+class MemoryLinesView(APIView):
+    @extend_schema(request=LinesInputSerializer, responses={200: None, 202: ProposalSerializer})
+    def post(self, request: Request, agent_id: str) -> Response:
+        agent = agent_for(request, agent_id)
+        data = valid(LinesInputSerializer, request.data)
+        body, proposal = writes.add_memory_lines_or_propose(
+            agent, data["lines"], source=data["source"]
+        )
+        if proposal is not None:
+            return proposal_answer(proposal)
+        return Response({"body": body})
+
+
+class MemorySaveView(APIView):
+    @extend_schema(request=SaveInputSerializer, responses=SaveResultSerializer)
+    def post(self, request: Request, agent_id: str) -> Response:
+        agent = agent_for(request, agent_id)
+        data = valid(SaveInputSerializer, request.data)
+        # memory_save needs no approval (§5), but a nonsense source is still refused.
+        writes.validate_source(data.get("source", DEFAULT_SOURCE))
+        line = notes.memory_save(agent, data["text"])
+        day = clock.today()
+        return Response({"day": day.isoformat(), "name": notes.plain_note_name(day), "line": line})

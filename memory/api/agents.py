@@ -1,0 +1,55 @@
+"""REST for agents (SPEC §12, §14.1): list and create (create: owner only), read and edit."""
+
+from __future__ import annotations
+
+from django.db import IntegrityError, transaction
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memory.agents import get_agent_or_404
+from memory.api.common import valid
+from memory.api.serializers import AgentSerializer, AgentUpdateSerializer
+from memory.auth import agent_for, agent_id_of, require_owner
+from memory.errors import Conflict
+from memory.models import Agent
+
+
+class AgentListView(APIView):
+    @extend_schema(responses=AgentSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        agents = Agent.objects.all()
+        own = agent_id_of(request)
+        if own is not None:
+            agents = agents.filter(pk=own)
+        return Response(AgentSerializer(agents, many=True).data)
+
+    @extend_schema(request=AgentSerializer, responses={201: AgentSerializer})
+    def post(self, request: Request) -> Response:
+        require_owner(request)
+        data = valid(AgentSerializer, request.data)
+        if Agent.objects.filter(pk=data["id"]).exists():
+            raise Conflict(f"Agent {data['id']!r} exists.")
+        try:
+            with transaction.atomic():
+                agent = Agent.objects.create(**data, is_default=False)
+        except IntegrityError:
+            raise Conflict(f"Agent {data['id']!r} exists.") from None
+        return Response(AgentSerializer(agent).data, status=status.HTTP_201_CREATED)
+
+
+class AgentDetailView(APIView):
+    @extend_schema(responses=AgentSerializer)
+    def get(self, request: Request, agent_id: str) -> Response:
+        return Response(AgentSerializer(agent_for(request, agent_id)).data)
+
+    @extend_schema(request=AgentUpdateSerializer, responses=AgentSerializer)
+    def patch(self, request: Request, agent_id: str) -> Response:
+        require_owner(request)
+        agent = get_agent_or_404(agent_id)
+        serializer = AgentUpdateSerializer(agent, data=request.data, partial=True)
+        serializer.is_valid(raise_exception=True)
+        agent = serializer.save()
+        return Response(AgentSerializer(agent).data)

@@ -1,0 +1,75 @@
+"""REST for an agent's daily notes (SPEC §3, §14.1): the list, newest first, and one note."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memory import notes, workspace, writes
+from memory.api.common import valid
+from memory.api.serializers import BodyInputSerializer, NoteBodySerializer, NoteSerializer
+from memory.auth import agent_for
+from memory.text import parse_note_name
+
+
+def _note_json(info: notes.NoteInfo) -> dict:
+    return NoteSerializer(
+        {
+            "day": info.day.isoformat() if info.day else None,
+            "name": info.name,
+            "size": info.size,
+            "modified": info.modified,
+        }
+    ).data
+
+
+class NoteListView(APIView):
+    @extend_schema(
+        parameters=[OpenApiParameter("all", bool, description="also hand-kept files")],
+        responses=NoteSerializer(many=True),
+    )
+    def get(self, request: Request, agent_id: str) -> Response:
+        agent = agent_for(request, agent_id)
+        include_other = request.query_params.get("all", "") in ("1", "true", "yes")
+        return Response(
+            [_note_json(info) for info in notes.list_notes(agent, include_other=include_other)]
+        )
+
+
+def _note_answer(name: str, body: str, *, code: int = status.HTTP_200_OK) -> Response:
+    day, _suffix = parse_note_name(name)
+    return Response(
+        {
+            "day": day.isoformat(),
+            "name": notes.note_file_name(name),
+            "body": body,
+            "hash": workspace.hash_text(body),
+        },
+        status=code,
+    )
+
+
+class NoteView(APIView):
+    @extend_schema(responses=NoteBodySerializer)
+    def get(self, request: Request, agent_id: str, name: str) -> Response:
+        agent = agent_for(request, agent_id)
+        return _note_answer(name, notes.read_note(agent, name))
+
+    @extend_schema(
+        request=BodyInputSerializer, responses={200: NoteBodySerializer, 201: NoteBodySerializer}
+    )
+    def put(self, request: Request, agent_id: str, name: str) -> Response:
+        agent = agent_for(request, agent_id)
+        notes.note_path(agent, name)  # a bad name is 422 before the body is looked at
+        data = valid(BodyInputSerializer, request.data)
+        if "source" in data:
+            writes.validate_source(data["source"])
+        created = notes.write_note(agent, name, data["body"], base_hash=data.get("base_hash"))
+        return _note_answer(
+            name,
+            notes.read_note(agent, name),
+            code=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
+        )

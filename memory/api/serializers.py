@@ -1,0 +1,247 @@
+"""Every input and output shape of the memory API (SPEC §14.1), in one place. Validation of
+names, types and lines lives in the operations; serializers only check the JSON's shape.
+Every 202 embeds `ProposalSerializer` or `RunSerializer`, whoever answers it."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from memory import search
+from memory.errors import InvalidInput
+from memory.jobs.schedules import validate_cron
+from memory.models import AGENT_ID_VALIDATOR, Agent, Run, ScriptEntry
+from proposals.models import Proposal
+
+
+class TextField(serializers.CharField):
+    """A CharField that refuses numbers and booleans instead of turning them into text:
+    `{"body": 5}` is a malformed field (422), not the note "5"."""
+
+    def to_internal_value(self, data: object) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+def _body_field(**kwargs) -> TextField:
+    # Memory text is stored exactly as sent: no trimming, empty allowed.
+    return TextField(allow_blank=True, trim_whitespace=False, **kwargs)
+
+
+class AgentSerializer(serializers.ModelSerializer):
+    """`{"id", "name", "is_default", "autonomous", "memory_consolidate"}`. The id is set on
+    creation only; `is_default` is read-only (the master agent exists after migrate)."""
+
+    id = TextField(max_length=64, validators=[AGENT_ID_VALIDATOR])
+    name = TextField(max_length=200)
+    memory_consolidate = TextField(max_length=100, allow_blank=True, required=False, default="")
+
+    class Meta:
+        model = Agent
+        fields = ["id", "name", "is_default", "autonomous", "memory_consolidate"]
+        read_only_fields = ["is_default"]
+
+    def validate_memory_consolidate(self, value: str) -> str:
+        # The same rule the schedule applies (five fields), so the API never accepts a
+        # cron that the schedule would then drop.
+        try:
+            return validate_cron(value)
+        except InvalidInput as exc:
+            raise serializers.ValidationError(exc.message) from None
+
+    def update(self, instance: Agent, validated_data: dict) -> Agent:
+        # An agent's id is its directory: it never changes.
+        validated_data.pop("id", None)
+        return super().update(instance, validated_data)
+
+
+class AgentUpdateSerializer(AgentSerializer):
+    id = serializers.CharField(read_only=True)
+
+
+class FactSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    description = serializers.CharField()
+    type = serializers.CharField()
+    written_by = serializers.CharField()
+    source = serializers.CharField()
+    updated = serializers.CharField()
+    body = serializers.CharField()
+    stale = serializers.BooleanField()
+
+
+class FactInputSerializer(serializers.Serializer):
+    """Body of `PUT /api/memory/user/facts/{name}`. Missing description → 422."""
+
+    description = TextField(allow_blank=True, trim_whitespace=False)
+    type = TextField(allow_blank=True)
+    body = _body_field(required=False, default="")
+    source = TextField(required=False, trim_whitespace=False)
+
+
+class UserSerializer(serializers.Serializer):
+    body = serializers.CharField()
+    facts = FactSerializer(many=True)
+    index = serializers.CharField()
+    hash = serializers.CharField()  # of USER.md, for base_hash
+
+
+class BodyInputSerializer(serializers.Serializer):
+    body = _body_field()
+    source = TextField(required=False, trim_whitespace=False)
+    # The `hash` a GET answered: the write is 409 if the file changed since.
+    base_hash = TextField(required=False, max_length=64)
+
+
+class FileBodySerializer(serializers.Serializer):
+    body = serializers.CharField()
+    hash = serializers.CharField()  # sha256 of the file ("absent" when missing)
+
+
+class NoteSerializer(serializers.Serializer):
+    day = serializers.CharField(allow_null=True)
+    name = serializers.CharField()
+    size = serializers.IntegerField()
+    modified = serializers.DateTimeField()
+
+
+class SaveInputSerializer(serializers.Serializer):
+    """Body of `POST /api/agents/{id}/memory/save` (what the `memory_save` tool does)."""
+
+    text = TextField(allow_blank=True, trim_whitespace=False)
+    source = TextField(required=False, trim_whitespace=False)
+
+
+class LinesInputSerializer(serializers.Serializer):
+    """Body of `POST /api/agents/{id}/memory/lines`."""
+
+    lines = serializers.ListField(child=TextField(allow_blank=True), allow_empty=True)
+    source = TextField(trim_whitespace=False)
+
+
+class NoteBodySerializer(serializers.Serializer):
+    """One note: `{"day", "name", "body"}`."""
+
+    day = serializers.CharField()
+    name = serializers.CharField()
+    body = serializers.CharField()
+    hash = serializers.CharField()
+
+
+class SaveResultSerializer(serializers.Serializer):
+    day = serializers.CharField()
+    name = serializers.CharField()
+    line = serializers.CharField()
+
+
+class ContextSerializer(serializers.Serializer):
+    system = serializers.CharField()
+    pre_turn = serializers.CharField()
+
+
+class StatsSerializer(serializers.Serializer):
+    pending_proposals = serializers.IntegerField()
+    agents = serializers.IntegerField()
+    facts = serializers.IntegerField()
+    notes = serializers.IntegerField()
+
+
+# --- proposals ------------------------------------------------------------------------
+
+
+class ProposalSerializer(serializers.ModelSerializer):
+    """Read-only. `agent` is the agent id (null for the user scope), `run` the run id.
+    `payload["writes"]` holds exactly what approving writes ({path: text or null})."""
+
+    agent = serializers.CharField(source="agent_id", read_only=True, allow_null=True)
+    run = serializers.IntegerField(source="run_id", read_only=True, allow_null=True)
+
+    class Meta:
+        model = Proposal
+        fields = [
+            "id",
+            "kind",
+            "status",
+            "agent",
+            "target",
+            "reasons",
+            "payload",
+            "previous_body",
+            "base_hash",
+            "source",
+            "created_at",
+            "decided_at",
+            "decided_by",
+            "undone_at",
+            "undone_by",
+            "run",
+        ]
+        read_only_fields = fields
+
+
+class DecisionSerializer(serializers.Serializer):
+    """Body of `POST /api/memory/proposals/{id}`."""
+
+    approve = serializers.BooleanField(required=True)
+
+
+# --- runs -------------------------------------------------------------------------------
+
+
+class RunSerializer(serializers.ModelSerializer):
+    agent = serializers.CharField(source="agent_id")
+    proposals = serializers.SerializerMethodField()
+    duration_seconds = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Run
+        fields = [
+            "id", "agent", "kind", "status", "trigger", "summary", "reasons", "model",
+            "tokens_in", "tokens_out", "cost", "proposals", "started_at", "finished_at",
+            "heartbeat_at", "duration_seconds",
+        ]  # fmt: skip
+
+    def get_proposals(self, run: Run) -> list[dict]:
+        return [
+            {"id": p.pk, "kind": p.kind, "status": p.status, "target": p.target}
+            for p in run.proposals.all().order_by("id")
+        ]
+
+    def get_duration_seconds(self, run: Run) -> float | None:
+        if run.finished_at is None:
+            return None
+        return round((run.finished_at - run.started_at).total_seconds(), 3)
+
+
+# --- search -----------------------------------------------------------------------------
+
+
+class SearchQuerySerializer(serializers.Serializer):
+    q = serializers.CharField(max_length=1000)
+    agent_id = serializers.CharField(required=False, max_length=64)
+    limit = serializers.IntegerField(
+        required=False, min_value=1, max_value=search.MAX_LIMIT, default=search.DEFAULT_LIMIT
+    )
+
+
+class HitSerializer(serializers.Serializer):
+    scope = serializers.CharField()  # "user" or "agent:<id>"
+    agent = serializers.CharField(allow_null=True)
+    path = serializers.CharField()
+    line = serializers.IntegerField(allow_null=True)  # None for a fact (one entry)
+    text = serializers.CharField()
+    score = serializers.IntegerField()  # words of the query the entry matched
+
+
+# --- script store -----------------------------------------------------------------------
+
+
+class EntrySerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ScriptEntry
+        fields = ["scope", "scope_id", "key", "value", "updated_at"]
+
+
+class ValueSerializer(serializers.Serializer):
+    # Any JSON at all, null included; only the key "value" must be present.
+    value = serializers.JSONField(allow_null=True)

@@ -1,0 +1,91 @@
+"""REST for the user scope (SPEC §2, §5): USER.md with the facts and INDEX.md, and one fact
+(PUT/DELETE obey the presence rule)."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memory import facts, workspace, writes
+from memory.api.common import DEFAULT_SOURCE, proposal_answer, valid, written_by
+from memory.api.serializers import (
+    BodyInputSerializer,
+    FactInputSerializer,
+    FactSerializer,
+    ProposalSerializer,
+    UserSerializer,
+)
+from memory.errors import Forbidden
+
+
+def _user_json() -> dict:
+    return UserSerializer(
+        {
+            "body": facts.read_user(),
+            "facts": [fact.as_dict() for fact in facts.list_facts()],
+            "index": facts.read_index(),
+            "hash": workspace.file_hash(facts.USER_PATH),
+        }
+    ).data
+
+
+class UserView(APIView):
+    @extend_schema(responses=UserSerializer)
+    def get(self, request: Request) -> Response:
+        return Response(_user_json())
+
+    @extend_schema(request=BodyInputSerializer, responses=UserSerializer)
+    def put(self, request: Request) -> Response:
+        data = valid(BodyInputSerializer, request.data)
+        source = data.get("source", DEFAULT_SOURCE)
+        if writes.is_job_source(source):
+            # No proposal kind rewrites USER.md: a job proposes facts instead (§0, §5).
+            raise Forbidden("A scheduled job may not rewrite USER.md; propose a fact instead.")
+        facts.write_user(data["body"], base_hash=data.get("base_hash"))
+        return Response(_user_json())
+
+
+class FactView(APIView):
+    @extend_schema(responses=FactSerializer)
+    def get(self, request: Request, name: str) -> Response:
+        return Response(FactSerializer(facts.get_fact_or_404(name).as_dict()).data)
+
+    @extend_schema(
+        request=FactInputSerializer,
+        responses={200: FactSerializer, 201: FactSerializer, 202: ProposalSerializer},
+    )
+    def put(self, request: Request, name: str) -> Response:
+        facts.fact_path(name)  # a bad name is 422 whatever the body says
+        data = valid(FactInputSerializer, request.data)
+        existed = facts.get_fact(name) is not None
+        fact, proposal = writes.save_fact_or_propose(
+            name,
+            description=data["description"],
+            type=data["type"],
+            body=data["body"],
+            source=data.get("source", DEFAULT_SOURCE),
+            written_by=written_by(request),
+        )
+        if proposal is not None:
+            return proposal_answer(proposal)
+        return Response(
+            FactSerializer(fact.as_dict()).data,
+            status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED,
+        )
+
+    @extend_schema(
+        parameters=[OpenApiParameter("source", str, description="e.g. web, job:<id>")],
+        responses={204: None, 202: ProposalSerializer},
+    )
+    def delete(self, request: Request, name: str) -> Response:
+        proposal = writes.forget_fact_or_propose(
+            name,
+            source=request.query_params.get("source", DEFAULT_SOURCE),
+            written_by=written_by(request),
+        )
+        if proposal is not None:
+            return proposal_answer(proposal)
+        return Response(status=status.HTTP_204_NO_CONTENT)

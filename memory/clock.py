@@ -1,0 +1,35 @@
+"""The owner's clock (SPEC §4.2): what "now" and "today" are for notes, in the owner's
+time zone (settings.MEMORY_TIME_ZONE, else the server's)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from zoneinfo import ZoneInfo
+
+from django.conf import settings
+
+
+def local_tz() -> dt.tzinfo:
+    """The owner's time zone: settings.MEMORY_TIME_ZONE, else the server's."""
+    name = getattr(settings, "MEMORY_TIME_ZONE", None)
+    if name:
+        return ZoneInfo(name)
+    tz = dt.datetime.now().astimezone().tzinfo
+    assert tz is not None
+    return tz
+
+
+def local_now(now: dt.datetime | None = None) -> dt.datetime:
+    """`now` (default: the current time) in the owner's time zone. A naive `now` is taken
+    to be in that zone already."""
+    tz = local_tz()
+    if now is None:
+        return dt.datetime.now(tz)
+    if now.tzinfo is None:
+        return now.replace(tzinfo=tz)
+    return now.astimezone(tz)
+
+
+def today() -> dt.date:
+    """Today in the owner's time zone (SPEC §4.2)."""
+    return local_now().date()

@@ -1,0 +1,240 @@
+"""Consolidation (SPEC §8): the model rewrites MEMORY.md from the recent daily notes and
+the result is *proposed* (`memory_rewrite`), never written behind a person's back —
+except that an autonomous agent's rewrite applies at once when code (memory.jobs.autoapply)
+finds it only adds lines or only changes dates.
+
+The rewrite step (`rewrite_step`), the first link of the nightly chain (memory.jobs.nightly):
+
+1. Read the notes block (`memory.notes.read_notes_block`). No note newer than MEMORY.md →
+   `skipped`, no model call. No model configured → `skipped` ("no model configured").
+2. Ask the model (prompts in memory/prompts/consolidate_*.md), parse the §13.1 answer
+   strictly. Anything else → `failed`, files untouched.
+3. Propose the rewrite (with its reasons, and any dates of unknown origin), superseding the
+   agent's older pending rewrite. Autonomous agents: apply at once or hold (`held`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+from memory import clock, notes, workspace
+from memory.errors import Conflict, DomainError
+from memory.jobs import autoapply, runs
+from memory.jobs.llm import NO_MODEL, BadAnswer, get_provider, render_prompt
+from memory.models import Agent, Run
+from proposals.actions import BaseKind, apply_now, propose, supersede_pending
+
+REVIEW_AFTER_DAYS = 90
+ACTIONS = ("keep", "fix", "drop", "merge", "add")
+KIND = "memory_rewrite"
+
+
+# --- MEMORY.md lines to review -----------------------------------------------------------
+
+
+def lines_for_review(memory_text: str, *, today: dt.date) -> list[str]:
+    """Content lines (not blank, not headings) without a trailing `(YYYY-MM-DD)` or with
+    one more than REVIEW_AFTER_DAYS before today. An impossible date counts as none."""
+    review = []
+    for line in memory_text.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        _, date = autoapply.split_date(line)
+        try:
+            day = dt.date.fromisoformat(date) if date else None
+        except ValueError:
+            day = None
+        if day is None or (today - day).days > REVIEW_AFTER_DAYS:
+            review.append(line.rstrip())
+    return review
+
+
+def build_prompt(
+    agent: Agent, memory_text: str, block: notes.NotesBlock, *, today: dt.date
+) -> tuple[str, str]:
+    """(system, user) prompt of the rewrite step, from memory/prompts/consolidate_*.md."""
+    review = lines_for_review(memory_text, today=today)
+    user = render_prompt(
+        "consolidate_user.md",
+        today=today.isoformat(),
+        agent=agent.id,
+        memory=memory_text.rstrip("\n") or "(MEMORY.md is empty)",
+        review="\n".join(review) if review else "(none)",
+        days=len(block.days),
+        day_list=", ".join(day.isoformat() for day in block.days),
+        notes=block.text.rstrip("\n"),
+    )
+    return render_prompt("consolidate_system.md"), user
+
+
+# --- the answer ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    memory: str
+    reasons: list[dict[str, str]]
+
+
+def parse_rewrite(data: Any) -> Rewrite:
+    """The §13.1 consolidation answer, strictly: `memory` a string, `reasons` a list of
+    objects with string `line`, `action` in ACTIONS and string `why`. Raises BadAnswer."""
+    if not isinstance(data, dict):
+        raise BadAnswer("the answer is not a JSON object")
+    memory = data.get("memory")
+    reasons = data.get("reasons")
+    if "memory" not in data or "reasons" not in data:
+        raise BadAnswer("the answer lacks `memory` or `reasons`")
+    if not isinstance(memory, str):
+        raise BadAnswer("`memory` is not a string")
+    if not isinstance(reasons, list):
+        raise BadAnswer("`reasons` is not a list")
+    cleaned = []
+    for index, item in enumerate(reasons):
+        if not isinstance(item, dict):
+            raise BadAnswer(f"reason {index + 1} is not an object")
+        line, action, why = item.get("line"), item.get("action"), item.get("why")
+        if not isinstance(line, str) or not isinstance(why, str):
+            raise BadAnswer(f"reason {index + 1} lacks a string `line` or `why`")
+        if action not in ACTIONS:
+            raise BadAnswer(f"reason {index + 1} has an unknown action {action!r}")
+        cleaned.append({"line": line, "action": action, "why": why})
+    text = notes.normalise_newlines(memory)
+    if text and not text.endswith("\n"):
+        text += "\n"
+    return Rewrite(text, cleaned)
+
+
+def reason_texts(rewrite: Rewrite) -> list[str]:
+    """The model's reasons as the lines a person reads on the card."""
+    return [f"{item['action']}: {item['line']} — {item['why']}" for item in rewrite.reasons]
+
+
+# --- the proposal kind ---------------------------------------------------------------------
+
+
+class MemoryRewriteKind(BaseKind):
+    """Replace an agent's MEMORY.md with a consolidation's rewrite. Payload: `memory`."""
+
+    name = KIND
+
+    def changes(self, *, agent: Any, payload: dict) -> dict[str, str | None]:
+        text = payload.get("memory") if isinstance(payload, dict) else None
+        if agent is None or not isinstance(text, str):
+            raise DomainError("A memory_rewrite needs an agent and the new text.")
+        return {notes.memory_path(agent): text}
+
+
+# --- one run ---------------------------------------------------------------------------
+
+
+@dataclass
+class Outcome(runs.Outcome):
+    """How the rewrite step ended; the nightly chain decides from it whether fact review
+    follows (the model answered) and hands that review the same notes block."""
+
+    answered: bool = False  # the model gave a usable answer
+    block: notes.NotesBlock | None = None
+
+
+def rewrite_step(run: Run) -> Outcome:
+    """Rewrite the run's agent's MEMORY.md from its recent notes, as a proposal."""
+    agent = run.agent
+    path = notes.memory_path(agent)
+    old_text = workspace.read(path)
+    old_hash = workspace.hash_text(old_text)
+    old_text = old_text or ""
+    memory_info = workspace.stat(path)
+    block = notes.read_notes_block(agent)
+    if not block.note_names:
+        return Outcome(Run.Status.SKIPPED, "no daily notes to read")
+    # An empty MEMORY.md (as an agent's creation or start-up leaves it) has consolidated
+    # nothing yet: every note counts as new.
+    consolidated = memory_info is not None and memory_info.size > 0
+    if consolidated and (block.newest_mtime or 0) <= memory_info.mtime:
+        return Outcome(Run.Status.SKIPPED, "no note is newer than MEMORY.md")
+    provider = get_provider()
+    if provider is None:
+        return Outcome(Run.Status.SKIPPED, NO_MODEL)
+
+    today = clock.today()
+    system, user = build_prompt(agent, old_text, block, today=today)
+    rewrite, failure = runs.ask_for_run(run, provider, system, user, parse_rewrite)
+    if rewrite is None:
+        return Outcome(Run.Status.FAILED, failure)
+
+    reasons = reason_texts(rewrite)
+    if rewrite.memory == old_text:
+        return Outcome(
+            Run.Status.SUCCEEDED,
+            "MEMORY.md is up to date; nothing to propose",
+            reasons,
+            True,
+            block,
+        )
+
+    decision = autoapply.decide(old_text, rewrite.memory, allowed_dates=[*block.days, today])
+    reasons += [
+        f"unknown date: {date} is not in MEMORY.md, not the date of a note read, and not today"
+        for date in decision.unknown_dates
+    ]
+    # The proposal's base must be the text the model read: if MEMORY.md changed during
+    # the call, proposing now would quietly overwrite that change on approval.
+    with workspace.locked(path):
+        if workspace.file_hash(path) != old_hash:
+            return Outcome(
+                Run.Status.FAILED,
+                "MEMORY.md changed while the model was rewriting it; nothing proposed",
+                reasons,
+                True,
+                block,
+            )
+        proposal = propose(
+            KIND,
+            agent=agent,
+            target=path,
+            payload={"memory": rewrite.memory},
+            reasons=reasons,
+            source=f"job:consolidate-{run.pk}",
+            run=run,
+        )
+    supersede_pending(KIND, agent=agent, except_id=proposal.pk)
+
+    if not agent.autonomous:
+        return Outcome(
+            Run.Status.SUCCEEDED,
+            f"proposed a rewrite of MEMORY.md (proposal #{proposal.pk}) for review",
+            reasons,
+            True,
+            block,
+        )
+    if not decision.apply:
+        why = "; ".join(decision.reasons)
+        return Outcome(
+            Run.Status.HELD,
+            f"held for review (proposal #{proposal.pk}): {why}",
+            reasons,
+            True,
+            block,
+        )
+    try:
+        apply_now(proposal, by=f"auto:{agent.id}")
+    except Conflict as exc:
+        return Outcome(
+            Run.Status.FAILED,
+            f"the rewrite could not apply (proposal #{proposal.pk}): {exc.message}",
+            reasons,
+            True,
+            block,
+        )
+    return Outcome(
+        Run.Status.SUCCEEDED,
+        f"applied at once (proposal #{proposal.pk}): {len(decision.added)} line(s) added, "
+        f"{len(decision.redated)} date(s) changed",
+        reasons,
+        True,
+        block,
+    )

@@ -1,0 +1,268 @@
+"""Runs (SPEC §12): one row per consolidation, fact review or compile, shown in Activity.
+
+At most one consolidation-or-compile runs per agent. The database decides, with the
+partial unique constraint `one_running_rewrite_per_agent`, so the rule holds across
+django-q2 workers and machines; `start_run` turns the IntegrityError into a Conflict (409).
+
+A worker that dies leaves its row `running`. Runs carry a lease: `heartbeat_at` (or
+`started_at` before the first heartbeat) older than MEMORY_RUN_LEASE_SECONDS means the
+worker is lost, and `reap_stale_runs` marks the row failed. It is called before every
+start and by a periodic django-q2 schedule, so a crash cannot block an agent for longer
+than the lease.
+
+`heartbeat_at` is NULL until a worker claims the run (`claim_run`), which makes a task
+delivered twice harmless: only one delivery claims it.
+
+One lifecycle for every kind of run: `start_run` (or `start_queued`) → `claim_run` →
+`run_step(run, step)`, which runs the step, finishes the run with the step's `Outcome`
+and never raises. A step asks the model through `ask_for_run`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from memory.errors import Conflict, NotFound
+from memory.jobs.llm import BadAnswer, LLMError, Provider
+from memory.models import Agent, Run
+
+log = logging.getLogger(__name__)
+
+REWRITE_KINDS = (Run.Kind.CONSOLIDATE, Run.Kind.COMPILE)
+T = TypeVar("T")
+
+
+def lease_seconds() -> int:
+    return int(getattr(settings, "MEMORY_RUN_LEASE_SECONDS", 15 * 60))
+
+
+def get_run_or_404(run_id: int) -> Run:
+    run = Run.objects.select_related("agent").filter(pk=run_id).first()
+    if run is None:
+        raise NotFound(f"No run {run_id}.")
+    return run
+
+
+def start_run(agent: Agent, kind: str, *, trigger: str, task_key: str | None = None) -> Run:
+    """Create a `running` run.
+
+    - `task_key` given and a run with that key exists → that run is returned unchanged
+      (a duplicate delivery of the same task starts nothing).
+    - A consolidation or compile already running for the agent → `Conflict` ("a
+      consolidation or compile is already running for <agent>"), decided by the
+      database constraint. Lost runs past their lease are reaped first.
+    """
+    if task_key:
+        existing = Run.objects.filter(task_key=task_key).first()
+        if existing is not None:
+            return existing
+    reap_stale_runs(agent=agent)
+    try:
+        with transaction.atomic():
+            return Run.objects.create(
+                agent=agent,
+                kind=kind,
+                status=Run.Status.RUNNING,
+                trigger=trigger,
+                task_key=task_key or None,
+            )
+    except IntegrityError:
+        if task_key:
+            existing = Run.objects.filter(task_key=task_key).first()
+            if existing is not None:
+                return existing
+        raise Conflict(
+            f"a consolidation or compile is already running for {agent.id}", agent=agent.id
+        ) from None
+
+
+def start_queued(agent: Agent, kind: str, *, trigger: str, task: str) -> Run:
+    """Create the `running` run now (Conflict as `start_run`) and hand it to a django-q2
+    worker running `task(run.pk)` (a dotted path). A run that cannot be queued is finished
+    as `failed` ("could not be queued: …"). Returns the run as it is after enqueueing
+    (with Q_SYNC the work is already done)."""
+    from django_q.tasks import async_task
+
+    run = start_run(agent, kind, trigger=trigger)
+    try:
+        async_task(task, run.pk, task_name=f"{kind}-{agent.id}-{run.pk}")
+    except Exception as exc:
+        log.exception("could not enqueue %s run %s", kind, run.pk)
+        finish_run(run, Run.Status.FAILED, summary=f"could not be queued: {exc}")
+    run.refresh_from_db()
+    return run
+
+
+def claim_run(run: Run) -> bool:
+    """Mark a run as picked up by this worker. True exactly once per run: a conditional
+    update on (status running, heartbeat_at NULL), so two deliveries of one task cannot
+    both do its work."""
+    claimed = Run.objects.filter(
+        pk=run.pk, status=Run.Status.RUNNING, heartbeat_at__isnull=True
+    ).update(heartbeat_at=timezone.now())
+    if claimed:
+        run.refresh_from_db()
+    return bool(claimed)
+
+
+def heartbeat(run: Run) -> None:
+    """Renew the run's lease (call during long steps)."""
+    now = timezone.now()
+    Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING).update(heartbeat_at=now)
+    run.heartbeat_at = now
+
+
+def record_usage(run: Run, answer: object | None) -> None:
+    """Add an Answer's (or an LLMError's) model, tokens and cost to the run, in memory;
+    `finish_run` saves them. Several model calls in one run add up."""
+    if answer is None:
+        return
+    run.model = getattr(answer, "model", "") or run.model
+    run.tokens_in += int(getattr(answer, "tokens_in", 0) or 0)
+    run.tokens_out += int(getattr(answer, "tokens_out", 0) or 0)
+    run.cost += getattr(answer, "cost", 0) or 0
+
+
+def finish_run(
+    run: Run,
+    status: str,
+    *,
+    summary: str = "",
+    reasons: Iterable[str] = (),
+    answer: object | None = None,
+) -> Run:
+    """Record the outcome of a run: status, summary, reasons, finish time, and the usage of
+    `answer` (an llm.Answer or llm.LLMError) added to what the run already recorded.
+
+    Conditional on the row still being `running`: a run the reaper already declared lost
+    keeps that verdict (logged), so two writers never fight over one row.
+    """
+    record_usage(run, answer)
+    now = timezone.now()
+    updated = Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING).update(
+        status=status,
+        summary=summary,
+        reasons=list(reasons),
+        finished_at=now,
+        heartbeat_at=now,
+        model=run.model,
+        tokens_in=run.tokens_in,
+        tokens_out=run.tokens_out,
+        cost=run.cost,
+    )
+    if not updated:
+        log.warning(
+            "run %s was no longer running when it finished (%s: %s)", run.pk, status, summary
+        )
+    run.refresh_from_db()
+    return run
+
+
+def record_run(
+    agent: Agent, kind: str, status: str, *, trigger: str, summary: str, reasons: Iterable[str] = ()
+) -> Run:
+    """A run that never ran (e.g. a scheduled consolidation while another one runs),
+    recorded as finished so Activity shows it."""
+    now = timezone.now()
+    run = Run.objects.create(
+        agent=agent,
+        kind=kind,
+        status=status,
+        trigger=trigger,
+        summary=summary,
+        reasons=list(reasons),
+    )
+    Run.objects.filter(pk=run.pk).update(finished_at=now)
+    run.finished_at = now
+    return run
+
+
+def reap_stale_runs(*, agent: Agent | None = None, now: dt.datetime | None = None) -> int:
+    """Mark `running` runs whose lease expired as failed ("worker lost"). Returns how many.
+    A conditional update: a run that finishes meanwhile is left alone."""
+    now = now or timezone.now()
+    cutoff = now - dt.timedelta(seconds=lease_seconds())
+    lost = Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, started_at__lt=cutoff)
+    stale = Run.objects.filter(lost, status=Run.Status.RUNNING)
+    if agent is not None:
+        stale = stale.filter(agent=agent)
+    reaped = 0
+    for run_id in list(stale.values_list("pk", flat=True)):
+        # Conditional on the same test, so a run that heartbeats meanwhile is left alone.
+        reaped += Run.objects.filter(lost, pk=run_id, status=Run.Status.RUNNING).update(
+            status=Run.Status.FAILED,
+            finished_at=now,
+            summary=f"worker lost: no heartbeat for more than {lease_seconds() // 60} minutes",
+        )
+    if reaped:
+        log.warning("reaped %d lost run(s)", reaped)
+    return reaped
+
+
+# --- one step of a run ---------------------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    """How a step ended: the run's final status, summary and reasons."""
+
+    status: str
+    summary: str
+    reasons: list[str] = field(default_factory=list)
+
+
+def run_step(run: Run, step: Callable[[Run], Outcome]) -> tuple[Run, Outcome]:
+    """Do `step` for a claimed `running` run and finish the run with its outcome. Never
+    raises: an unexpected error fails the run ("internal error: …", files as the step left
+    them — steps write only through proposals) and is logged, so no run stays `running`."""
+    try:
+        outcome = step(run)
+    except Exception as exc:
+        log.exception("%s run %s failed", run.kind, run.pk)
+        outcome = Outcome(Run.Status.FAILED, f"internal error: {exc.__class__.__name__}: {exc}")
+    run = finish_run(run, outcome.status, summary=outcome.summary, reasons=outcome.reasons)
+    return run, outcome
+
+
+def ask_for_run(
+    run: Run,
+    provider: Provider,
+    system: str,
+    user: str,
+    parse: Callable[[dict], T],
+    *,
+    keep_alive: Iterable[Run] = (),
+) -> tuple[T | None, str]:
+    """Ask the model on behalf of the running `run`: heartbeat it (and the runs in
+    `keep_alive`, e.g. a consolidation waiting on its fact review) before and after the
+    call, which may take minutes; record the usage — of a failed call too — on the run;
+    check the answer with `parse`, which raises BadAnswer for a wrong shape.
+    Returns (parsed answer, "") or (None, why the run fails) — never raises LLMError or
+    BadAnswer. An answer that is not one JSON object is "answered badly", like a wrong
+    shape; an HTTP error or a timeout is "the model call failed"."""
+    alive = [run, *keep_alive]
+    for each in alive:
+        heartbeat(each)
+    try:
+        answer = provider.complete_json(system, user)
+    except LLMError as exc:
+        record_usage(run, exc)
+        if exc.raw:
+            return None, f"the model answered badly: {exc.message}"
+        return None, f"the model call failed: {exc.message}"
+    record_usage(run, answer)
+    for each in alive:
+        heartbeat(each)
+    try:
+        return parse(answer.data), ""
+    except BadAnswer as exc:
+        return None, f"the model answered badly: {exc}"

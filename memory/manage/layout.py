@@ -1,0 +1,107 @@
+"""What every management page shares (SPEC §15): the owner check, the layout (tabs, the
+pending badge, the agent switcher), the agent being viewed, errors as messages.
+
+Views are thin: they read a form, call the same operation the API and the admin call, and
+turn a domain error (409 conflict, 422 bad input, 404) into a message on the page — never a
+500. The agent last viewed is kept in the session, so moving between tabs keeps it (§11).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.contrib import messages
+from django.contrib.auth.decorators import user_passes_test
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+
+from memory.agents import default_agent
+from memory.errors import Conflict, DomainError, NotFound
+from memory.models import Agent
+from memory.owner import is_owner
+from proposals import actions
+
+USER_CAP = 4000
+INDEX_CAP = 4000
+MEMORY_CAP = 24000
+SESSION_AGENT = "memory_pages_agent"
+OWNER_SOURCE = "web"  # a person is present (SPEC §5)
+
+
+def owner_required(view: Callable) -> Callable:
+    """The owner only (memory.owner); anyone else is sent to the sign-in page."""
+    return user_passes_test(is_owner, login_url="memory-pages:login")(view)
+
+
+def actor(request: HttpRequest) -> str:
+    return request.user.get_username() or "owner"
+
+
+# --- the agent being viewed ------------------------------------------------------------
+
+
+def agent_or_404(request: HttpRequest, agent_id: str) -> Agent:
+    """The agent a URL names; remembered in the session for the other tabs."""
+    agent = Agent.objects.filter(pk=agent_id).first()
+    if agent is None:
+        raise Http404(_("No such agent."))
+    request.session[SESSION_AGENT] = agent.pk
+    return agent
+
+
+def current_agent(request: HttpRequest) -> Agent:
+    """The agent last viewed in this session, else the default agent."""
+    agent_id = request.session.get(SESSION_AGENT)
+    agent = Agent.objects.filter(pk=agent_id).first() if agent_id else None
+    return agent or default_agent()
+
+
+def page(
+    request: HttpRequest,
+    template: str,
+    context: dict,
+    *,
+    tab: str,
+    agent: Agent | None = None,
+    switch: str | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    """Render a page inside the shared layout: tabs, badge, agent switcher.
+
+    `switch` is the URL name (namespaced, taking only `agent_id`) the agent switcher links to."""
+    agent = agent or current_agent(request)
+    agents = list(Agent.objects.all())
+    switch_links = [(other, reverse(switch, args=[other.pk])) for other in agents] if switch else []
+    base = {
+        "tab": tab,
+        "agent": agent,
+        "agents": agents,
+        "switch_links": switch_links,
+        "pending_count": actions.pending_count(),
+    }
+    return render(request, template, {**base, **context}, status=status)
+
+
+def report_error(request: HttpRequest, exc: DomainError) -> None:
+    """A domain error as a message on the next page."""
+    if isinstance(exc, Conflict):
+        label = _("Conflict")
+    elif isinstance(exc, NotFound):
+        label = _("Not found")
+    else:
+        label = _("Not saved")
+    messages.error(request, f"{label}: {exc.message}")
+
+
+def back(request: HttpRequest, fallback: str) -> HttpResponseRedirect:
+    """Redirect to the `next` field when it is a local page address, else `fallback`."""
+    target = request.POST.get("next") or ""
+    if target.startswith("/manage/memory/") and "//" not in target:
+        return redirect(target)
+    return redirect(fallback)
+
+
+def count_info(text: str, cap: int) -> dict:
+    return {"count": len(text), "cap": cap, "over": len(text) > cap}

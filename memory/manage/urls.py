@@ -1,0 +1,38 @@
+"""The management pages under /manage/memory/ (SPEC §15); the Wiki tab's routes are the
+wiki's own (wiki/manage_urls.py), composed beside these by memoryproject/urls.py."""
+
+from django.contrib.auth import views as auth_views
+from django.urls import path
+
+from memory.manage import activity, agent, memory, proposals, scripts
+
+app_name = "memory-pages"
+
+urlpatterns = [
+    path("", memory.memory_home, name="home"),
+    path(
+        "login/",
+        auth_views.LoginView.as_view(template_name="memory/login.html"),
+        name="login",
+    ),
+    path("logout/", auth_views.LogoutView.as_view(next_page="memory-pages:login"), name="logout"),
+    path("user/", memory.save_user, name="save-user"),
+    path("facts/new/", memory.add_fact, name="add-fact"),
+    path("facts/<str:name>/", memory.fact_detail, name="fact"),
+    path("facts/<str:name>/forget/", memory.forget_fact, name="forget-fact"),
+    path("agents/<str:agent_id>/memory/", memory.agent_memory, name="agent-memory"),
+    path("agents/<str:agent_id>/notes/<str:name>/", memory.note_detail, name="note"),
+    path("agents/<str:agent_id>/consolidate/", memory.consolidate_now, name="consolidate"),
+    path("search/", memory.search_page, name="search"),
+    path("agent/", agent.agent_screen_current, name="agent-current"),
+    path("agents/<str:agent_id>/", agent.agent_screen, name="agent"),
+    path("proposals/", proposals.proposals, name="proposals"),
+    path("proposals/<int:pk>/", proposals.proposal_detail, name="proposal"),
+    path("proposals/<int:pk>/approve/", proposals.approve_proposal, name="approve"),
+    path("proposals/<int:pk>/reject/", proposals.reject_proposal, name="reject"),
+    path("proposals/<int:pk>/undo/", proposals.undo_proposal, name="undo"),
+    path("activity/", activity.activity, name="activity"),
+    path("scripts/", scripts.scripts_current, name="scripts-current"),
+    path("scripts/<str:agent_id>", scripts.scripts_tab, name="scripts"),
+    path("scripts/<str:agent_id>/delete", scripts.delete_script_entry, name="delete-script"),
+]

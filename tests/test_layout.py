@@ -1,0 +1,208 @@
+"""The house rules of docs/architecture.md, checked on the code itself (ast, no imports run):
+no import circle, memory never imports wiki, proposals imports only memory's core, and only
+memory/workspace.py touches files."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+APPS = ("memory", "proposals", "wiki", "memoryproject")
+# What proposals may use of memory: the bottom layer, nothing that imports proposals back.
+MEMORY_CORE = {"memory.workspace", "memory.text", "memory.errors", "memory.clock", "memory.owner"}
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _app_modules() -> dict[str, Path]:
+    modules = {}
+    for app in APPS:
+        for path in (ROOT / app).rglob("*.py"):
+            if "migrations" not in path.parts:
+                modules[_module_name(path)] = path
+    return modules
+
+
+MODULES = _app_modules()
+
+
+def _resolve(name: str) -> str | None:
+    """The app module an imported name lives in (`memory.jobs.runs.start_run` →
+    `memory.jobs.runs`), or None outside the apps."""
+    while name:
+        if name in MODULES:
+            return name
+        name = name.rpartition(".")[0]
+    return None
+
+
+def imports_of(module: str) -> set[str]:
+    """Every app module `module` imports, at the top or inside a function."""
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    package = module if MODULES[module].name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([base] if base else [])])
+            # `from memory import workspace` imports memory.workspace (a submodule), while
+            # `from memory.jobs.runs import start_run` imports memory.jobs.runs.
+            names = [f"{base}.{alias.name}" for alias in node.names]
+        for name in names:
+            target = _resolve(name)
+            if target and target != module:
+                found.add(target)
+    return found
+
+
+GRAPH = {module: imports_of(module) for module in MODULES}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    result: list[list[str]] = []
+    counter = [0]
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = counter[0]
+        counter[0] += 1
+        stack.append(node)
+        on_stack.add(node)
+        for other in sorted(graph[node]):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in on_stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                result.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return result
+
+
+def test_it_finds_the_apps_modules():
+    assert {"memory.workspace", "memory.jobs.nightly", "memory.api.urls", "wiki.compile"} <= set(
+        MODULES
+    )
+    assert "memory.jobs.runs" in GRAPH["memory.jobs.nightly"]
+
+
+def test_the_cycle_finder_sees_a_circle():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_there_is_no_import_circle():
+    assert _cycles(GRAPH) == []
+
+
+def test_memory_never_imports_wiki():
+    offenders = {
+        module: sorted(target for target in targets if target.startswith("wiki"))
+        for module, targets in GRAPH.items()
+        if module.split(".")[0] == "memory"
+    }
+    assert {module: found for module, found in offenders.items() if found} == {}
+
+
+def test_proposals_uses_only_memorys_core():
+    offenders = {
+        module: sorted(t for t in targets if t.startswith("memory") and t not in MEMORY_CORE)
+        for module, targets in GRAPH.items()
+        if module.startswith("proposals")
+    }
+    assert {module: found for module, found in offenders.items() if found} == {}
+
+
+# --- file IO ----------------------------------------------------------------------------
+
+FILE_CALLS = {
+    "open",
+    "read_text",
+    "write_text",
+    "read_bytes",
+    "write_bytes",
+    "listdir",
+    "scandir",
+    "walk",
+    "remove",
+    "unlink",
+    "rename",
+    "replace",
+    "makedirs",
+    "mkdir",
+    "rmdir",
+    "iterdir",
+    "glob",
+    "rglob",
+    "rmtree",
+    "copyfile",
+}
+# Files that are not memory: the repo's own prompt files, settings' key file and zone.
+ALLOWED = {
+    ("memory/jobs/llm.py", "read_text"),  # prompt templates in the repo
+    ("memory/tools.py", "read_text"),  # tool schemas and descriptions in the repo
+    ("memoryproject/settings.py", "read_text"),  # var/secret_key
+    ("memoryproject/settings.py", "write_text"),
+    ("memoryproject/settings.py", "mkdir"),
+    ("memoryproject/settings.py", "open"),  # /etc/timezone
+}
+
+
+def _file_calls(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    calls = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            # str.replace and friends are not file calls: only os./shutil./Path-like ones
+            # and the builtin open are counted.
+            if name in FILE_CALLS:
+                owner = func.value if isinstance(func, ast.Attribute) else None
+                if name == "replace" and not (
+                    isinstance(owner, ast.Name) and owner.id in {"os", "shutil"}
+                ):
+                    continue
+                calls.add(name)
+    return calls
+
+
+@pytest.mark.parametrize(
+    "rel",
+    sorted(
+        str(path.relative_to(ROOT))
+        for path in MODULES.values()
+        if path.relative_to(ROOT).as_posix() != "memory/workspace.py"
+    ),
+)
+def test_only_the_workspace_module_touches_files(rel):
+    calls = {name for name in _file_calls(ROOT / rel) if (rel, name) not in ALLOWED}
+    assert calls == set(), f"{rel} calls {sorted(calls)}: go through memory.workspace"

@@ -177,8 +177,19 @@ def write_note(agent: Agent, name: str, body: str, *, base_hash: str | None = No
     return created
 
 
-def memory_save(agent: Agent, text: str, *, now: dt.datetime | None = None) -> str:
-    """Append `- HH:MM <text>` to today's plain note and return that line (no newline).
+@dataclass(frozen=True)
+class Saved:
+    """What memory_save wrote: the day (and note) it went to, and the line (no newline)."""
+
+    day: dt.date
+    name: str  # the note's file name, "YYYY-MM-DD.md"
+    line: str
+
+
+def memory_save(agent: Agent, text: str, *, now: dt.datetime | None = None) -> Saved:
+    """Append `- HH:MM <text>` to today's plain note. Returns the day it went to and the
+    line, from one reading of the clock, so every interface names the same note even at
+    midnight.
 
     Today and HH:MM are in the owner's time zone. A missing (or empty) note is created
     with the heading `# YYYY-MM-DD` followed by a blank line, exactly once even under
@@ -197,7 +208,7 @@ def memory_save(agent: Agent, text: str, *, now: dt.datetime | None = None) -> s
     day = moment.date().isoformat()
     line = f"- {moment:%H:%M} {folded}"
     workspace.append(note_path(agent, day), f"{line}\n", create_with=f"# {day}\n\n")
-    return line
+    return Saved(moment.date(), plain_note_name(moment.date()), line)
 
 
 NOTES_DAYS = 7  # counted by day: a plain and a suffixed note of one day are one day

@@ -173,12 +173,6 @@ def parse_note_name(name: str) -> tuple[dt.date, str]:
     return date, (suffix or "")[1:]
 
 
-def note_stem(name: str) -> str:
-    """The validated name without `.md`."""
-    parse_note_name(name)
-    return name[:-3] if name.endswith(".md") else name
-
-
 # --- frontmatter ---------------------------------------------------------------------
 
 
@@ -189,16 +183,17 @@ def parse_frontmatter(text: str) -> tuple[dict, str]:
         post = frontmatter.loads(text)
     except (yaml.YAMLError, ValueError):
         return {}, text
-    meta = {key: _plain(value) for key, value in post.metadata.items()}
+    meta = {str(key): yaml_plain(value) for key, value in post.metadata.items()}
     return meta, post.content
 
 
-def _plain(value: object) -> object:
-    # YAML turns 2026-11-30 into a date; memory wants the text the person wrote.
+def yaml_plain(value: object) -> object:
+    """A frontmatter value as memory keeps it: YAML turns 2026-11-30 into a date (and
+    2026-11-30 10:00 into a datetime); memory wants the day as the person wrote it."""
     if isinstance(value, dt.date):
-        return value.isoformat()
+        return value.isoformat()[:10]
     if isinstance(value, list):
-        return [_plain(item) for item in value]
+        return [yaml_plain(item) for item in value]
     return value
 
 

@@ -24,7 +24,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from memory import clock
+import jsonschema
+
 from memory.errors import InvalidInput, NotFound
 from memory.models import Agent
 
@@ -65,6 +66,8 @@ _registry_lock = threading.Lock()
 
 
 # --- the JSON-schema subset the tool schemas use ----------------------------------------
+# jsonschema checks arguments; this guard refuses a schema keyword outside the subset the
+# tool schemas are written in, so no schema can claim a rule nobody has looked at.
 
 _TYPES: dict[str, tuple[type, ...]] = {
     "object": (dict,),
@@ -115,57 +118,55 @@ def _check_schema(schema: object, where: str) -> None:
         _check_schema(schema["items"], f"{where}[]")
 
 
-def _is_type(value: object, kind: str) -> bool:
-    # bool is an int in Python, but not in JSON.
-    if kind in ("integer", "number") and isinstance(value, bool):
-        return False
-    return isinstance(value, _TYPES[kind])
+def _where(path: Iterable[object], name: str = "arguments") -> str:
+    """`sources[1]`, `text`: where in the arguments a problem is."""
+    where = ""
+    for part in path:
+        where += f"[{part}]" if isinstance(part, int) else (f".{part}" if where else str(part))
+    return where or name
 
 
-def validate(value: object, schema: dict, where: str = "arguments") -> list[str]:
-    """The problems of `value` against `schema` (empty when it is valid)."""
-    kind = schema["type"]
-    if not _is_type(value, kind):
-        return [f"{where} must be of type {kind}."]
-    problems: list[str] = []
-    if "enum" in schema and value not in schema["enum"]:
-        choices = ", ".join(json.dumps(choice) for choice in schema["enum"])
-        problems.append(f"{where} must be one of {choices}.")
-    if kind == "string":
-        if len(value) < schema.get("minLength", 0):
-            problems.append(
-                f"{where} must not be empty."
-                if schema["minLength"] == 1
-                else f"{where} must be at least {schema['minLength']} characters."
-            )
-        if "maxLength" in schema and len(value) > schema["maxLength"]:
-            problems.append(f"{where} must be at most {schema['maxLength']} characters.")
-    if kind in ("integer", "number"):
-        if "minimum" in schema and value < schema["minimum"]:
-            problems.append(f"{where} must be at least {schema['minimum']}.")
-        if "maximum" in schema and value > schema["maximum"]:
-            problems.append(f"{where} must be at most {schema['maximum']}.")
-    if kind == "array":
-        if len(value) < schema.get("minItems", 0):
-            problems.append(f"{where} must have at least {schema['minItems']} items.")
-        if "maxItems" in schema and len(value) > schema["maxItems"]:
-            problems.append(f"{where} must have at most {schema['maxItems']} items.")
-        if "items" in schema:
-            for index, item in enumerate(value):
-                problems += validate(item, schema["items"], f"{where}[{index}]")
-    if kind == "object":
-        properties = schema.get("properties", {})
-        for key in schema.get("required", []):
-            if key not in value:
-                problems.append(f"Missing argument: {key}.")
-        if not schema.get("additionalProperties", False):
-            for key in value:
-                if key not in properties:
-                    problems.append(f"Unknown argument: {key}.")
-        for key, sub in properties.items():
-            if key in value:
-                problems += validate(value[key], sub, key)
-    return problems
+def _problem(error: jsonschema.ValidationError) -> str:
+    """One jsonschema error in the words the tools have always used."""
+    where = _where(error.absolute_path)
+    schema, rule = error.schema, error.validator
+    if rule == "required":
+        missing = error.message.split("'")[1] if "'" in error.message else error.message
+        return f"Missing argument: {missing}."
+    if rule == "additionalProperties":
+        allowed = set(schema.get("properties", {}))
+        unknown = sorted(key for key in error.instance if key not in allowed)
+        return " ".join(f"Unknown argument: {key}." for key in unknown)
+    if rule == "type":
+        return f"{where} must be of type {schema['type']}."
+    if rule == "enum":
+        return f"{where} must be one of {', '.join(json.dumps(c) for c in schema['enum'])}."
+    if rule == "minLength":
+        if schema["minLength"] == 1:
+            return f"{where} must not be empty."
+        return f"{where} must be at least {schema['minLength']} characters."
+    if rule == "maxLength":
+        return f"{where} must be at most {schema['maxLength']} characters."
+    if rule == "minimum":
+        return f"{where} must be at least {schema['minimum']}."
+    if rule == "maximum":
+        return f"{where} must be at most {schema['maximum']}."
+    if rule == "minItems":
+        return f"{where} must have at least {schema['minItems']} items."
+    if rule == "maxItems":
+        return f"{where} must have at most {schema['maxItems']} items."
+    return f"{where}: {error.message}."
+
+
+def validate(value: object, schema: dict) -> list[str]:
+    """The problems of `value` against `schema` (empty when it is valid), checked by
+    jsonschema (Draft 2020-12), in document order: missing arguments first."""
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(
+        validator.iter_errors(value),
+        key=lambda error: (error.validator != "required", list(error.absolute_path)),
+    )
+    return [_problem(error) for error in errors]
 
 
 # --- the registry -----------------------------------------------------------------------
@@ -279,10 +280,8 @@ def memory_save(agent: Agent, *, source: str, text: str) -> str:
     """Append `- HH:MM <text>` to today's note (SPEC §5)."""
     from memory import notes
 
-    # One moment for both, so a save at midnight names the note it really went to.
-    moment = clock.local_now()
-    line = notes.memory_save(agent, text, now=moment)
-    return f"Saved to memory/{moment.date().isoformat()}.md: {line}"
+    saved = notes.memory_save(agent, text)
+    return f"Saved to {notes.NOTES_DIR}/{saved.name}: {saved.line}"
 
 
 def memory_search(agent: Agent, *, source: str, query: str) -> str:

@@ -33,7 +33,7 @@ from typing import NamedTuple
 
 from django.conf import settings
 
-from memory.errors import Conflict, NotFound, PathRefused
+from memory.errors import Conflict, PathRefused
 
 LOCK_DIR = ".memory-locks"
 ABSENT = "absent"  # the hash of a file that does not exist
@@ -152,21 +152,14 @@ def read(rel: str) -> str | None:
         return None
 
 
-def read_or_404(rel: str) -> str:
-    text = read(rel)
-    if text is None:
-        raise NotFound(f"No such file: {rel}.")
-    return text
-
-
-def read_bytes_prefix(rel: str, size: int) -> bytes | None:
-    """The first `size` bytes of a file (None when missing)."""
-    path = resolve(rel)
-    try:
-        with open(path, "rb") as handle:
-            return handle.read(size)
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
-        return None
+def read_with_hash(rel: str) -> tuple[str | None, str]:
+    """The text of a file and the hash of exactly that text, from one read under the
+    file's lock — what an editor opens and later sends back as `base_hash`. Two reads
+    (text, then hash) could pair an old text with a newer hash, and a write checked
+    against that hash would erase what was appended in between."""
+    with locked(rel):
+        text = read(rel)
+    return text, hash_text(text)
 
 
 def read_bytes_from(rel: str, offset: int) -> bytes | None:

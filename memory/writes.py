@@ -14,7 +14,7 @@ import re
 from typing import TYPE_CHECKING
 
 from memory import facts, notes
-from memory.errors import InvalidInput, NotFound
+from memory.errors import Conflict, Forbidden, InvalidInput, NotFound
 from memory.models import Agent
 from memory.text import validate_fact_name
 
@@ -56,6 +56,22 @@ def _propose(kind: str, **kwargs) -> Proposal:
     return propose(kind, **kwargs)
 
 
+OWNER = "owner"  # `written_by` of the owner's own writes
+
+
+def replace_user(body: str, *, written_by: str, source: str, base_hash: str | None = None) -> None:
+    """Replace USER.md — the owner's words about themselves, in every agent's prompt. Only
+    the owner, present, may: an agent (`written_by` an agent id) or a job is Forbidden
+    (403), and no proposal kind rewrites USER.md (a job proposes facts instead). With
+    base_hash, Conflict (409) when USER.md changed since that hash was read."""
+    validate_source(source)
+    if _clean_written_by(written_by) != OWNER:
+        raise Forbidden("USER.md is the owner's words: only the owner may rewrite it.")
+    if is_job_source(source):
+        raise Forbidden("A scheduled job may not rewrite USER.md; propose a fact instead.")
+    facts.write_user(body, base_hash=base_hash)
+
+
 def save_fact_or_propose(
     name: str,
     *,
@@ -64,11 +80,15 @@ def save_fact_or_propose(
     body: str,
     source: str,
     written_by: str,
+    create_only: bool = False,
 ) -> tuple[facts.Fact | None, Proposal | None]:
     """Present: write the fact now → (fact, None). Job: a `user_fact` proposal →
-    (None, proposal). InvalidInput (422) for any bad field, before anything happens."""
+    (None, proposal). InvalidInput (422) for any bad field, before anything happens;
+    with `create_only`, Conflict (409) when a fact of that name exists already."""
     validate_source(source)
     written_by = _clean_written_by(written_by)
+    if create_only and facts.get_fact(name) is not None:
+        raise Conflict(f"A fact named {name} exists already.", name=name)
     fields = {
         "description": description,
         "type": type,

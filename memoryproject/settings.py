@@ -5,16 +5,47 @@ from decimal import Decimal
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
 def env_bool(name: str, default: bool = False) -> bool:
-    return os.environ.get(name, str(default)).strip().lower() in {"1", "true", "yes", "on"}
+    """A yes/no setting. Anything but 1/0, true/false, yes/no, on/off (any case) raises:
+    a typo must not silently turn a setting off (as healthchecks' envbool)."""
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    word = value.strip().lower()
+    if word in _TRUE:
+        return True
+    if word in _FALSE:
+        return False
+    raise ImproperlyConfigured(f"{name}={value!r}: use true or false.")
 
 
 def env_int(name: str, default: int) -> int:
-    return int(os.environ.get(name, default))
+    value = os.environ.get(name)
+    if value is None or not value.strip():
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={value!r}: not a whole number.") from None
+
+
+def env_float(name: str, default: float) -> float:
+    value = os.environ.get(name)
+    if value is None or not value.strip():
+        return default
+    try:
+        return float(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={value!r}: not a number.") from None
 
 
 def env_list(name: str, default: str) -> list[str]:
@@ -151,9 +182,12 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 LOGIN_URL = "/manage/memory/login/"
 LOGIN_REDIRECT_URL = "/manage/memory/"
 
-# Request bodies over this size answer 413 (SPEC §17).
+# Request bodies over this size answer 413 (SPEC §17). One mechanism decides:
+# memoryproject.middleware.BodySizeLimitMiddleware, before anything reads the body (Django
+# reads no body without a Content-Length, so nothing gets past it). Django's own limit is
+# off so that no second, different answer (a 400) exists for the same request.
 MEMORY_MAX_BODY_BYTES = env_int("MEMORY_MAX_BODY_BYTES", 2 * 1024 * 1024)
-DATA_UPLOAD_MAX_MEMORY_SIZE = MEMORY_MAX_BODY_BYTES
+DATA_UPLOAD_MAX_MEMORY_SIZE = None
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -194,9 +228,9 @@ MEMORY_LLM_PROVIDER = os.environ.get("MEMORY_LLM_PROVIDER", "openai")
 MEMORY_LLM_BASE_URL = os.environ.get("MEMORY_LLM_BASE_URL", "")
 MEMORY_LLM_API_KEY = os.environ.get("MEMORY_LLM_API_KEY", "")
 MEMORY_LLM_MODEL = os.environ.get("MEMORY_LLM_MODEL", "")
-MEMORY_LLM_TIMEOUT = float(os.environ.get("MEMORY_LLM_TIMEOUT", "120"))
+MEMORY_LLM_TIMEOUT = env_float("MEMORY_LLM_TIMEOUT", 120)
 # Seconds before the first retry on 429/5xx/connection errors (doubled for the second).
-MEMORY_LLM_RETRY_DELAY = float(os.environ.get("MEMORY_LLM_RETRY_DELAY", "1"))
+MEMORY_LLM_RETRY_DELAY = env_float("MEMORY_LLM_RETRY_DELAY", 1)
 MEMORY_LLM_MAX_TOKENS = env_int("MEMORY_LLM_MAX_TOKENS", 8192)  # Anthropic's required cap
 # A running run whose heartbeat is older than this is failed as "worker lost".
 MEMORY_RUN_LEASE_SECONDS = env_int("MEMORY_RUN_LEASE_SECONDS", 15 * 60)

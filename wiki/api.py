@@ -17,7 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memory.api.serializers import TextField
+from memory.api.serializers import RunAnswerSerializer, RunSerializer, TextField
 from memory.auth import agent_for
 from memory.errors import InvalidInput
 from wiki import compile as wiki_compile
@@ -85,17 +85,6 @@ class ReportSerializer(serializers.Serializer):
     reports = serializers.DictField(child=serializers.CharField())
 
 
-class RunRefSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    status = serializers.CharField()
-    kind = serializers.CharField()
-    agent = serializers.CharField()
-
-
-class CompileAnswerSerializer(serializers.Serializer):
-    run = RunRefSerializer()
-
-
 # --- views -----------------------------------------------------------------------------
 
 
@@ -145,11 +134,8 @@ class WikiReportView(APIView):
 
 
 class WikiCompileView(APIView):
-    @extend_schema(request=None, responses={202: CompileAnswerSerializer})
+    @extend_schema(request=None, responses={202: RunAnswerSerializer})
     def post(self, request: Request, agent_id: str) -> Response:
         agent = agent_for(request, agent_id)
         run = wiki_compile.start_compile(agent, trigger="api")
-        return Response(
-            {"run": {"id": run.pk, "status": run.status, "kind": run.kind, "agent": agent.id}},
-            status=status.HTTP_202_ACCEPTED,
-        )
+        return Response({"run": RunSerializer(run).data}, status=status.HTTP_202_ACCEPTED)

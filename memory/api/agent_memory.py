@@ -8,13 +8,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memory import clock, notes, workspace, writes
+from memory import notes, workspace, writes
 from memory.api.common import DEFAULT_SOURCE, proposal_answer, valid
 from memory.api.serializers import (
     BodyInputSerializer,
     FileBodySerializer,
     LinesInputSerializer,
-    ProposalSerializer,
+    ProposalAnswerSerializer,
     SaveInputSerializer,
     SaveResultSerializer,
 )
@@ -23,10 +23,9 @@ from memory.models import Agent
 
 
 def _memory_json(agent: Agent) -> dict:
-    return {
-        "body": notes.read_memory(agent),
-        "hash": workspace.file_hash(notes.memory_path(agent)),
-    }
+    # Text and hash from one read: a PUT with this hash is 409 over anything written since.
+    body, body_hash = workspace.read_with_hash(notes.memory_path(agent))
+    return {"body": body or "", "hash": body_hash}
 
 
 class MemoryView(APIView):
@@ -45,7 +44,9 @@ class MemoryView(APIView):
 
 
 class MemoryLinesView(APIView):
-    @extend_schema(request=LinesInputSerializer, responses={200: None, 202: ProposalSerializer})
+    @extend_schema(
+        request=LinesInputSerializer, responses={200: None, 202: ProposalAnswerSerializer}
+    )
     def post(self, request: Request, agent_id: str) -> Response:
         agent = agent_for(request, agent_id)
         data = valid(LinesInputSerializer, request.data)
@@ -64,6 +65,5 @@ class MemorySaveView(APIView):
         data = valid(SaveInputSerializer, request.data)
         # memory_save needs no approval (§5), but a nonsense source is still refused.
         writes.validate_source(data.get("source", DEFAULT_SOURCE))
-        line = notes.memory_save(agent, data["text"])
-        day = clock.today()
-        return Response({"day": day.isoformat(), "name": notes.plain_note_name(day), "line": line})
+        saved = notes.memory_save(agent, data["text"])
+        return Response({"day": saved.day.isoformat(), "name": saved.name, "line": saved.line})

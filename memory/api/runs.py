@@ -10,13 +10,13 @@ The owner sees every run; an agent token only its own agent's (another agent's i
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memory.api.serializers import RunSerializer
+from memory.api.serializers import RunAnswerSerializer, RunSerializer
 from memory.auth import agent_for, agent_id_of, require_agent_access
 from memory.errors import InvalidInput
 from memory.jobs.nightly import start_consolidation
@@ -30,7 +30,7 @@ MAX_LIMIT = 500
 class ConsolidateView(APIView):
     @extend_schema(
         request=None,
-        responses={202: inline_serializer("ConsolidateAnswer", {"run": RunSerializer()})},
+        responses={202: RunAnswerSerializer},
     )
     def post(self, request: Request, agent_id: str) -> Response:
         agent = agent_for(request, agent_id)

@@ -213,6 +213,18 @@ class RunSerializer(serializers.ModelSerializer):
         return round((run.finished_at - run.started_at).total_seconds(), 3)
 
 
+class RunAnswerSerializer(serializers.Serializer):
+    """The 202 of every run started over the API (consolidate, compile)."""
+
+    run = RunSerializer()
+
+
+class ProposalAnswerSerializer(serializers.Serializer):
+    """The 202 of every write that became a proposal."""
+
+    proposal = ProposalSerializer()
+
+
 # --- search -----------------------------------------------------------------------------
 
 

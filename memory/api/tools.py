@@ -17,6 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memory import tools
+from memory.api.serializers import ProposalSerializer
 from memory.auth import agent_for
 from memory.errors import InvalidInput
 
@@ -51,16 +52,7 @@ class ToolCallView(APIView):
         result = tools.call_tool_result(agent, tool, arguments)
         if result.proposal is None:
             return Response({"result": result.text})
-        proposal = result.proposal
         return Response(
-            {
-                "result": result.text,
-                "proposal": {
-                    "id": proposal.pk,
-                    "kind": proposal.kind,
-                    "status": proposal.status,
-                    "target": proposal.target,
-                },
-            },
+            {"result": result.text, "proposal": ProposalSerializer(result.proposal).data},
             status=status.HTTP_202_ACCEPTED,
         )

@@ -15,19 +15,20 @@ from memory.api.serializers import (
     BodyInputSerializer,
     FactInputSerializer,
     FactSerializer,
-    ProposalSerializer,
+    ProposalAnswerSerializer,
     UserSerializer,
 )
-from memory.errors import Forbidden
 
 
 def _user_json() -> dict:
+    # Text and hash from one read: a PUT with this hash is 409 over anything written since.
+    body, body_hash = workspace.read_with_hash(facts.USER_PATH)
     return UserSerializer(
         {
-            "body": facts.read_user(),
+            "body": body or "",
             "facts": [fact.as_dict() for fact in facts.list_facts()],
             "index": facts.read_index(),
-            "hash": workspace.file_hash(facts.USER_PATH),
+            "hash": body_hash,
         }
     ).data
 
@@ -40,11 +41,12 @@ class UserView(APIView):
     @extend_schema(request=BodyInputSerializer, responses=UserSerializer)
     def put(self, request: Request) -> Response:
         data = valid(BodyInputSerializer, request.data)
-        source = data.get("source", DEFAULT_SOURCE)
-        if writes.is_job_source(source):
-            # No proposal kind rewrites USER.md: a job proposes facts instead (§0, §5).
-            raise Forbidden("A scheduled job may not rewrite USER.md; propose a fact instead.")
-        facts.write_user(data["body"], base_hash=data.get("base_hash"))
+        writes.replace_user(
+            data["body"],
+            written_by=written_by(request),
+            source=data.get("source", DEFAULT_SOURCE),
+            base_hash=data.get("base_hash"),
+        )
         return Response(_user_json())
 
 
@@ -55,7 +57,7 @@ class FactView(APIView):
 
     @extend_schema(
         request=FactInputSerializer,
-        responses={200: FactSerializer, 201: FactSerializer, 202: ProposalSerializer},
+        responses={200: FactSerializer, 201: FactSerializer, 202: ProposalAnswerSerializer},
     )
     def put(self, request: Request, name: str) -> Response:
         facts.fact_path(name)  # a bad name is 422 whatever the body says
@@ -78,7 +80,7 @@ class FactView(APIView):
 
     @extend_schema(
         parameters=[OpenApiParameter("source", str, description="e.g. web, job:<id>")],
-        responses={204: None, 202: ProposalSerializer},
+        responses={204: None, 202: ProposalAnswerSerializer},
     )
     def delete(self, request: Request, name: str) -> Response:
         proposal = writes.forget_fact_or_propose(

@@ -107,13 +107,23 @@ def load_prompt(name: str, directory: Path = PROMPTS_DIR) -> str:
     return (directory / name).read_text(encoding="utf-8")
 
 
+_PLACEHOLDER_RE = re.compile(r"\{\{(\w+)\}\}")
+
+
 def render_prompt(name: str, directory: Path = PROMPTS_DIR, **values: object) -> str:
-    """A prompt template with `{{key}}` placeholders replaced. Plain replacement, not
-    str.format: notes and MEMORY.md are full of braces."""
+    """A prompt template with its `{{key}}` placeholders replaced, in one pass over the
+    template (so braces inside the values — notes are full of them — are left alone).
+    A placeholder without a value, or a value the template never uses, raises
+    ValueError: a renamed placeholder must fail loudly, not reach the model as `{{x}}`."""
     text = load_prompt(name, directory)
-    for key, value in values.items():
-        text = text.replace("{{" + key + "}}", str(value))
-    return text
+    used = set(_PLACEHOLDER_RE.findall(text))
+    missing = used - set(values)
+    unused = set(values) - used
+    if missing or unused:
+        raise ValueError(
+            f"prompt {name}: no value for {sorted(missing)}; not in the template {sorted(unused)}"
+        )
+    return _PLACEHOLDER_RE.sub(lambda match: str(values[match.group(1)]), text)
 
 
 class Provider(ABC):

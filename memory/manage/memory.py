@@ -11,7 +11,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from memory import facts, notes, search, workspace
-from memory.errors import Conflict, DomainError, InvalidInput
+from memory.errors import Conflict, DomainError
 from memory.jobs import nightly
 from memory.manage.forms import FactForm, FileForm, NewFactForm, SearchForm
 from memory.manage.layout import (
@@ -29,7 +29,7 @@ from memory.manage.layout import (
 from memory.manage.rendering import render_markdown
 from memory.models import Agent, Run
 from memory.text import FACT_TYPES, fold, word_pattern, words
-from memory.writes import forget_fact_or_propose, save_fact_or_propose
+from memory.writes import OWNER, forget_fact_or_propose, replace_user, save_fact_or_propose
 
 
 @owner_required
@@ -37,9 +37,9 @@ def memory_home(request: HttpRequest) -> HttpResponse:
     """USER.md, the facts (with filter), links to each agent's memory."""
     # Hash what was read (None for a missing file), so saving onto a file created
     # meanwhile is caught as a conflict too.
-    raw = workspace.read(facts.USER_PATH)
+    raw, raw_hash = workspace.read_with_hash(facts.USER_PATH)
     user_body = raw or ""
-    user_form = FileForm(initial={"body": user_body, "base_hash": workspace.hash_text(raw)})
+    user_form = FileForm(initial={"body": user_body, "base_hash": raw_hash})
     return _memory_home(request, user_form, user_body)
 
 
@@ -91,7 +91,12 @@ def save_user(request: HttpRequest) -> HttpResponse:
         return redirect("memory-pages:home")
     body = form.cleaned_data["body"]
     try:
-        facts.write_user(body, base_hash=form.cleaned_data["base_hash"] or None)
+        replace_user(
+            body,
+            written_by=OWNER,
+            source=OWNER_SOURCE,
+            base_hash=form.cleaned_data["base_hash"] or None,
+        )
     except DomainError as error:
         exc = _explained(error, facts.USER_PATH)
         report_error(request, exc)
@@ -124,9 +129,7 @@ def add_fact(request: HttpRequest) -> HttpResponse:
         return redirect("memory-pages:home")
     name = form.cleaned_data["name"]
     try:
-        if facts.get_fact(name) is not None:
-            raise InvalidInput(_("a fact named %(name)s exists already.") % {"name": name})
-        _save_fact_form(name, form)
+        _save_fact_form(name, form, create_only=True)
     except DomainError as exc:
         report_error(request, exc)
         return redirect("memory-pages:home")
@@ -138,7 +141,7 @@ def _form_errors(form) -> str:
     return "; ".join(f"{field}: {' '.join(errs)}" for field, errs in form.errors.items())
 
 
-def _save_fact_form(name: str, form: FactForm) -> None:
+def _save_fact_form(name: str, form: FactForm, *, create_only: bool = False) -> None:
     """Write the fact from a valid FactForm (or NewFactForm) as the owner, a person
     present: written at once. Raises DomainError."""
     data = form.cleaned_data
@@ -148,7 +151,8 @@ def _save_fact_form(name: str, form: FactForm) -> None:
         type=data["type"],
         body=data["body"],
         source=OWNER_SOURCE,
-        written_by="owner",
+        written_by=OWNER,
+        create_only=create_only,
     )
 
 
@@ -184,7 +188,7 @@ def fact_detail(request: HttpRequest, name: str) -> HttpResponse:
 @require_POST
 def forget_fact(request: HttpRequest, name: str) -> HttpResponse:
     try:
-        forget_fact_or_propose(name, source=OWNER_SOURCE, written_by="owner")
+        forget_fact_or_propose(name, source=OWNER_SOURCE, written_by=OWNER)
     except DomainError as exc:
         report_error(request, exc)
     else:
@@ -211,8 +215,8 @@ def agent_memory(request: HttpRequest, agent_id: str) -> HttpResponse:
                 return _agent_memory(request, agent, form, body, status=409)
             messages.success(request, _("MEMORY.md saved."))
             return redirect("memory-pages:agent-memory", agent_id=agent.pk)
-    raw = workspace.read(notes.memory_path(agent))
-    form = FileForm(initial={"body": raw or "", "base_hash": workspace.hash_text(raw)})
+    raw, raw_hash = workspace.read_with_hash(notes.memory_path(agent))
+    form = FileForm(initial={"body": raw or "", "base_hash": raw_hash})
     body = raw or ""
     return _agent_memory(request, agent, form, body)
 

@@ -132,3 +132,21 @@ def test_it_counts_an_unpriced_model_as_free(fake_llm, settings):
     fake_llm.script({"ok": True})
 
     assert get_provider().complete_json("s", "u").cost == Decimal("0")
+
+
+def test_a_prompt_template_refuses_a_placeholder_without_a_value(tmp_path):
+    from memory.jobs.llm import render_prompt
+
+    (tmp_path / "p.md").write_text("Today is {{today}} for {{agent}}.\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"no value for \['agent'\]"):
+        render_prompt("p.md", tmp_path, today="2026-12-01")
+    with pytest.raises(ValueError, match=r"not in the template \['extra'\]"):
+        render_prompt("p.md", tmp_path, today="x", agent="y", extra="z")
+
+
+def test_a_prompt_template_leaves_braces_in_the_values_alone(tmp_path):
+    from memory.jobs.llm import render_prompt
+
+    (tmp_path / "p.md").write_text("Notes:\n{{notes}}\nAgent: {{agent}}\n", encoding="utf-8")
+    text = render_prompt("p.md", tmp_path, notes="- saw {{agent}} and {x}", agent="master")
+    assert text == "Notes:\n- saw {{agent}} and {x}\nAgent: master\n"

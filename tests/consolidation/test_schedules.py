@@ -185,3 +185,28 @@ def test_a_due_schedule_runs_the_same_consolidation_as_the_endpoint(
     assert Proposal.objects.get().run == run
     # Next firing is in the future: no catch-up storm.
     assert Schedule.objects.get(name="memory-consolidate:helper").next_run > timezone.now()
+
+
+def test_schedules_saved_with_the_old_task_paths_heal_on_migrate(workspace, db):
+    Agent.objects.create(id="night", name="Night", memory_consolidate="0 3 * * *")
+    Schedule.objects.filter(name="memory-consolidate:night").update(
+        func="memory.tasks.scheduled_consolidate"
+    )
+    Schedule.objects.filter(name="memory-reap-runs").update(func="memory.tasks.reap_runs_task")
+
+    schedules.sync_all_schedules()  # what post_migrate runs
+
+    assert Schedule.objects.get(name="memory-consolidate:night").func == (
+        "memory.jobs.tasks.scheduled_consolidate"
+    )
+    assert Schedule.objects.get(name="memory-reap-runs").func == "memory.jobs.tasks.reap_runs_task"
+
+
+def test_a_task_queued_under_an_old_path_still_runs(workspace, db):
+    from django.utils.module_loading import import_string
+
+    # django-q2 imports a queued task's function by its dotted path.
+    assert import_string("memory.tasks.consolidate_task") is import_string(
+        "memory.jobs.tasks.consolidate_task"
+    )
+    assert import_string("memory.tasks.scheduled_consolidate").__module__ == "memory.jobs.tasks"

@@ -74,7 +74,7 @@ def test_it_walks_the_cursor_sequence(master, workspace, days):
     assert context.pre_turn_block(master, "conv-1") == ""
 
     # A memory_save during the turn shows from the next opening message on, alone.
-    line = notes.memory_save(master, "uống thuốc")
+    line = notes.memory_save(master, "uống thuốc").line
     assert context.pre_turn_block(master, "conv-1") == (
         f"## memory/{today}.md (new since last shown)\n{line}"
     )

@@ -28,7 +28,7 @@ def test_it_keeps_the_masters_files_at_the_root_and_others_under_agents(master, 
 
 
 def test_it_saves_a_line_under_a_heading_written_once(master, workspace, hcm):
-    assert notes.memory_save(master, "Huyết áp 128/82", now=AT) == "- 08:05 Huyết áp 128/82"
+    assert notes.memory_save(master, "Huyết áp 128/82", now=AT).line == "- 08:05 Huyết áp 128/82"
     notes.memory_save(master, "  Đã gửi bản tin\nsáng nay  ", now=AT + dt.timedelta(minutes=7))
     assert (workspace / "memory/2026-11-30.md").read_text(encoding="utf-8") == (
         "# 2026-11-30\n\n- 08:05 Huyết áp 128/82\n- 08:12 Đã gửi bản tin sáng nay\n"
@@ -37,8 +37,10 @@ def test_it_saves_a_line_under_a_heading_written_once(master, workspace, hcm):
 
 def test_it_uses_the_owners_time_zone_for_today_and_the_time(master, workspace, hcm):
     # 18:30 UTC on the 30th is 01:30 on 1 December in Ho Chi Minh City.
-    notes.memory_save(master, "late", now=dt.datetime(2026, 11, 30, 18, 30, tzinfo=dt.UTC))
+    saved = notes.memory_save(master, "late", now=dt.datetime(2026, 11, 30, 18, 30, tzinfo=dt.UTC))
     assert (workspace / "memory/2026-12-01.md").read_text() == "# 2026-12-01\n\n- 01:30 late\n"
+    # The day it reports is the day it wrote to, from the same reading of the clock.
+    assert (saved.day, saved.name) == (dt.date(2026, 12, 1), "2026-12-01.md")
 
 
 def test_it_saves_to_today_by_default(master, workspace, hcm):

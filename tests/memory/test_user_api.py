@@ -132,7 +132,13 @@ def test_a_job_may_not_rewrite_user_md(master_client, workspace):
     assert not (workspace / "users/owner/USER.md").exists()
 
 
-def test_an_agent_token_reads_and_writes_the_user_scope(helper_client, workspace):
-    assert helper_client.put("/api/memory/user", {"body": "hi\n"}, format="json").status_code == 200
-    assert helper_client.get("/api/memory/user").json()["body"] == "hi\n"
+def test_an_agent_token_reads_the_user_scope_but_may_not_rewrite_user_md(
+    helper_client, owner_client, workspace
+):
+    owner_client.put("/api/memory/user", {"body": "Tôi là Minh.\n"}, format="json")
+    answer = helper_client.put("/api/memory/user", {"body": "hi\n"}, format="json")
+    assert answer.status_code == 403
+    assert answer.json()["detail"] == "USER.md is the owner's words: only the owner may rewrite it."
+    assert (workspace / "users/owner/USER.md").read_text() == "Tôi là Minh.\n"
+    assert helper_client.get("/api/memory/user").json()["body"] == "Tôi là Minh.\n"
     assert helper_client.get("/api/memory/user/facts/nope").status_code == 404

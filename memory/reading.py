@@ -26,6 +26,7 @@ from memory.models import Agent
 from memory.text import FACT_NAME_RE
 
 MAX_LINES = 120
+MAX_LINES_PER_CALL = 5000  # the most `lines` one call may ask for
 MAX_CHARS = 12_000
 FACTS_PREFIX = "users/owner/facts/"
 

@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memory import facts, workspace, writes
-from memory.api.common import DEFAULT_SOURCE, proposal_answer, valid, written_by
+from memory.api.common import proposal_answer, source_of, valid, written_by
 from memory.api.serializers import (
     BodyInputSerializer,
     FactInputSerializer,
@@ -40,7 +40,7 @@ class UserView(APIView):
     @extend_schema(request=BodyInputSerializer, responses=UserSerializer)
     def put(self, request: Request) -> Response:
         data = valid(BodyInputSerializer, request.data)
-        source = data.get("source", DEFAULT_SOURCE)
+        source = source_of(request, data.get("source"))
         if writes.is_job_source(source):
             # No proposal kind rewrites USER.md: a job proposes facts instead (§0, §5).
             raise Forbidden("A scheduled job may not rewrite USER.md; propose a fact instead.")
@@ -66,7 +66,7 @@ class FactView(APIView):
             description=data["description"],
             type=data["type"],
             body=data["body"],
-            source=data.get("source", DEFAULT_SOURCE),
+            source=source_of(request, data.get("source")),
             written_by=written_by(request),
         )
         if proposal is not None:
@@ -83,7 +83,7 @@ class FactView(APIView):
     def delete(self, request: Request, name: str) -> Response:
         proposal = writes.forget_fact_or_propose(
             name,
-            source=request.query_params.get("source", DEFAULT_SOURCE),
+            source=source_of(request, request.query_params.get("source")),
             written_by=written_by(request),
         )
         if proposal is not None:

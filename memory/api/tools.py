@@ -13,6 +13,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import ParseError
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -22,7 +23,17 @@ from memory.auth import agent_for, caller_of
 from memory.errors import InvalidInput
 
 
+class _FormatIsOurs(DefaultContentNegotiation):
+    """`?format=` names a provider's tool shape here, not a DRF renderer: the answer is
+    JSON whatever it says."""
+
+    class settings:  # noqa: N801 - stands in for DRF's api_settings
+        URL_FORMAT_OVERRIDE = None
+
+
 class ToolListView(APIView):
+    content_negotiation_class = _FormatIsOurs
+
     @extend_schema(
         parameters=[
             OpenApiParameter(

@@ -1,7 +1,7 @@
 """The agent tool surface (SPEC §5, §6.1, §16): one registry of plain functions, each with a
 JSON schema and a description the model reads, both kept in files, a title and behaviour
 hints (annotations) for clients, and optionally an output schema for structured results.
-REST (`memory/api_tools.py`), the provider formats (`memory/tool_formats.py`) and the MCP
+REST (`memory/api/tools.py`), the provider formats (`memory/tool_formats.py`) and the MCP
 server (`memory/mcp/`) all list and call tools through this module.
 
 A tool function has the signature `func(agent, *, source: str, **arguments)` and returns

@@ -345,10 +345,10 @@ def _proposed(proposal, what: str) -> ToolResult:
 
 def memory_save(agent: Agent, *, source: str, text: str) -> ToolResult:
     """Append `- HH:MM <text>` to today's note (SPEC §5)."""
-    from memory import notes
+    from memory import clock, notes
 
     # One moment for both, so a save at midnight names the note it really went to.
-    moment = notes.local_now()
+    moment = clock.local_now()
     line = notes.memory_save(agent, text, now=moment)
     path = f"{notes.NOTES_DIR}/{moment.date().isoformat()}.md"
     return ToolResult(text=f"Saved to {path}: {line}", data={"path": path, "line": line})

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from memory import notes
+from memory import clock
 from memory.models import ApiToken
 from proposals.models import Proposal
 from tests.fakellm import FakeLLM, Reply
@@ -89,7 +89,7 @@ def test_a_tool_loop_runs_the_models_calls_against_the_memory(
     sent = str(second.body["messages"])
     assert "[MEMORY.md:2] - the owner runs on Tuesdays" in sent
     assert "Saved to memory/" in sent
-    note = (memory_home / "memory" / f"{notes.today().isoformat()}.md").read_text()
+    note = (memory_home / "memory" / f"{clock.today().isoformat()}.md").read_text()
     assert "asked about running" in note
 
 

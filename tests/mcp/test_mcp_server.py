@@ -10,7 +10,7 @@ import httpx
 import pytest
 from mcp import MCPError
 
-from memory import notes
+from memory import clock
 from memory.models import Agent, ApiToken
 from proposals.models import Proposal
 from tests.mcp.conftest import agent_key, http_client, stdio_params
@@ -81,7 +81,7 @@ async def exercise(client) -> None:
     assert {"memory://user/USER.md", "memory://user/facts/INDEX.md"} <= uris
     assert "memory://agents/master/MEMORY.md" in uris
     assert "memory://agents/master/memory/wiki/entities/eco.md" in uris
-    day = notes.today().isoformat()
+    day = clock.today().isoformat()
     note = await client.read_resource(f"memory://agents/master/memory/{day}.md")
     assert "ran 5 km" in note.contents[0].text
     user = await client.read_resource("memory://user/USER.md")

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from memory import notes
+from memory import clock, notes
 from memory.models import NoteCursor
 
 URL = "/api/agents/master/memory/context"
@@ -15,7 +15,7 @@ URL = "/api/agents/master/memory/context"
 
 def today_note(workspace):
     (workspace / "memory").mkdir(exist_ok=True)
-    return workspace / "memory" / f"{notes.today().isoformat()}.md"
+    return workspace / "memory" / f"{clock.today().isoformat()}.md"
 
 
 def context(client, **params):

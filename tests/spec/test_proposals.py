@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from memory import clock
 from proposals.models import Proposal
 
 FACT = {"description": "likes tea", "type": "preference", "body": "Green tea."}
@@ -234,12 +235,11 @@ def test_it_supersedes_an_older_pending_rewrite_with_a_newer_one(
     import os
     import time
 
-    from memory import notes
-    from memory.consolidate import consolidate_agent
+    from memory.jobs.nightly import consolidate_agent
 
     memory = workspace / "agents/helper/MEMORY.md"
     memory.write_text("- old (2026-01-01)\n", encoding="utf-8")
-    today = notes.today()
+    today = clock.today()
     note = workspace / f"agents/helper/memory/{today}.md"
     ids = []
     for round_ in range(2):

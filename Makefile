@@ -40,6 +40,7 @@ demo: setup
 bench: setup
 	$(BIN)/python bench/search.py
 	$(BIN)/python bench/wiki.py
+	$(BIN)/python bench/mcp_roundtrip.py
 
 clean:
 	rm -rf $(VENV) var/static var/test-*.sqlite3*

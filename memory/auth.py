@@ -1,5 +1,9 @@
 """Who is calling (SPEC §14): the owner (session or owner token) may do everything; an
-agent token only reaches its own agent, the user scope's tools and its own script store."""
+agent token only reaches its own agent, the user scope's tools and its own script store.
+
+`caller_of(request)` is what a write asks for its presence (memory.presence): the agent
+token's job, if it is a job token, and the `X-Memory-Source` header. REST, the MCP server
+and the memory-tool endpoint all authenticate through `token_for_key`."""
 
 from __future__ import annotations
 
@@ -13,13 +17,20 @@ from memory import owner
 from memory.agents import get_agent_or_404
 from memory.errors import Forbidden
 from memory.models import Agent, ApiToken, hash_token
+from memory.presence import SOURCE_HEADER, Caller, caller_with_header
+
+# `Token <key>` is this API's own scheme; `Bearer <key>` is what MCP clients and most
+# runtimes send. Both carry the same key.
+KEYWORDS = ("token", "bearer")
 
 
 @dataclass(frozen=True)
 class AgentPrincipal:
-    """request.user for an agent token: not a Django user, never staff."""
+    """request.user for an agent token: not a Django user, never staff. `job` is set for
+    a job token."""
 
     agent_id: str
+    job: str | None = None
     is_authenticated: bool = True
     is_staff: bool = False
     is_superuser: bool = False
@@ -30,31 +41,53 @@ class AgentPrincipal:
         return f"agent:{self.agent_id}"
 
 
+class BadCredential(Exception):
+    """An Authorization header that names a scheme of ours but is not a valid key."""
+
+
+def key_from_header(value: bytes | str) -> str | None:
+    """The key of `Token <key>` or `Bearer <key>`; None for no header or another scheme.
+    Raises BadCredential for a malformed header of ours."""
+    if isinstance(value, str):
+        value = value.encode("latin-1", errors="replace")
+    parts = value.split()
+    if not parts or parts[0].lower().decode("latin-1") not in KEYWORDS:
+        return None
+    if len(parts) != 2:
+        raise BadCredential("Invalid token header.")
+    try:
+        return parts[1].decode()
+    except UnicodeError:
+        raise BadCredential("Invalid token header.") from None
+
+
+def token_for_key(key: str) -> ApiToken:
+    """The active token with this key (its last use recorded). Raises BadCredential for an
+    unknown key or an inactive owner."""
+    token = (
+        ApiToken.objects.select_related("user", "agent").filter(key_hash=hash_token(key)).first()
+    )
+    if token is None:
+        raise BadCredential("Invalid token.")
+    if token.user_id and not token.user.is_active:
+        raise BadCredential("User inactive.")
+    ApiToken.objects.filter(pk=token.pk).update(last_used_at=timezone.now())
+    return token
+
+
 class TokenAuthentication(authentication.BaseAuthentication):
     keyword = "Token"
 
     def authenticate(self, request: Request):
-        header = authentication.get_authorization_header(request).split()
-        if not header or header[0].lower() != self.keyword.lower().encode():
-            return None
-        if len(header) != 2:
-            raise exceptions.AuthenticationFailed("Invalid token header.")
         try:
-            key = header[1].decode()
-        except UnicodeError:
-            raise exceptions.AuthenticationFailed("Invalid token header.") from None
-        token = (
-            ApiToken.objects.select_related("user", "agent")
-            .filter(key_hash=hash_token(key))
-            .first()
-        )
-        if token is None:
-            raise exceptions.AuthenticationFailed("Invalid token.")
-        ApiToken.objects.filter(pk=token.pk).update(last_used_at=timezone.now())
+            key = key_from_header(authentication.get_authorization_header(request))
+            if key is None:
+                return None
+            token = token_for_key(key)
+        except BadCredential as error:
+            raise exceptions.AuthenticationFailed(str(error)) from None
         if token.agent_id:
-            return AgentPrincipal(token.agent_id), token
-        if not token.user.is_active:
-            raise exceptions.AuthenticationFailed("User inactive.")
+            return AgentPrincipal(token.agent_id, job=token.job or None), token
         return token.user, token
 
     def authenticate_header(self, request: Request) -> str:
@@ -65,6 +98,18 @@ def agent_id_of(request: Request) -> str | None:
     """The agent a request speaks for, or None for the owner."""
     user = getattr(request, "user", None)
     return user.agent_id if isinstance(user, AgentPrincipal) else None
+
+
+def caller_of(request: Request) -> Caller:
+    """The presence of whoever makes this request (memory.presence): an agent token's id
+    and job, and the `X-Memory-Source` header (422 when it is not a valid source)."""
+    user = getattr(request, "user", None)
+    agent = user if isinstance(user, AgentPrincipal) else None
+    return caller_with_header(
+        agent_id=agent.agent_id if agent else None,
+        job=agent.job if agent else None,
+        header=request.headers.get(SOURCE_HEADER),
+    )
 
 
 def is_owner(request: Request) -> bool:
@@ -125,7 +170,10 @@ try:  # Describe the token scheme in the OpenAPI schema.
                 "type": "apiKey",
                 "in": "header",
                 "name": "Authorization",
-                "description": "`Token <key>`: an owner token, or an agent token (own agent only).",
+                "description": (
+                    "`Token <key>` or `Bearer <key>`: an owner token, or an agent token "
+                    "(own agent only; a job token makes every write a job write)."
+                ),
             }
 except ImportError:  # pragma: no cover - drf-spectacular is a pinned dependency
     pass

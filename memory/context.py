@@ -20,6 +20,11 @@ part, and nothing new at all is the empty string. The path is the one memory_sea
 memory_get use. What a conversation has seen is a NoteCursor row per note.
 
 A group conversation (§4.3) gets neither: system "" and pre_turn "".
+
+Retries (§4.2): with a `turn` id, the block answered for a conversation's turn is kept (a
+ContextTurn row, the last turn only); asking again for that turn answers the same block
+and moves no cursor, and only a new turn id computes (and advances) a new block. A request
+without `turn` advances as before.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ from django.db import transaction
 
 from memory import clock, facts, notes, workspace
 from memory.errors import InvalidInput
-from memory.models import Agent, NoteCursor
+from memory.models import Agent, ContextTurn, NoteCursor
 from memory.text import cap
 
 USER_CAP = 4000
@@ -145,6 +150,40 @@ def pre_turn_block(agent: Agent, conversation: str, *, advance: bool = True) -> 
     return "\n\n".join(parts)
 
 
+def clean_turn(turn: object) -> str:
+    if not isinstance(turn, str) or not turn.strip():
+        raise InvalidInput("`turn` must be a non-empty string.")
+    if len(turn) > MAX_CONVERSATION_CHARS:
+        raise InvalidInput(f"`turn` may have at most {MAX_CONVERSATION_CHARS} characters.")
+    return turn
+
+
+def pre_turn_for_turn(agent: Agent, conversation: str, turn: str) -> str:
+    """The block for one turn of a conversation, retry-safe: the same `turn` as the last
+    one answered gets the block answered then, and no cursor moves; a new turn computes
+    and advances (pre_turn_block) and is remembered as the conversation's last turn.
+
+    The conversation's row is locked while a new block is computed, so a retry racing
+    the original request waits for it and answers the same block.
+    """
+    conversation = clean_conversation(conversation)
+    turn = clean_turn(turn)
+    last = ContextTurn.objects.filter(agent=agent, conversation=conversation).first()
+    if last is not None and last.turn == turn:
+        return last.pre_turn
+    with transaction.atomic():
+        row, _ = ContextTurn.objects.select_for_update().get_or_create(
+            agent=agent, conversation=conversation
+        )
+        if row.turn == turn:  # the racing request answered it meanwhile
+            return row.pre_turn
+        block = pre_turn_block(agent, conversation)
+        row.turn = turn
+        row.pre_turn = block
+        row.save(update_fields=["turn", "pre_turn", "updated_at"])
+    return block
+
+
 def preview_pre_turn(agent: Agent) -> str:
     """The block a new conversation would get now (today's and yesterday's plain notes,
     whole). Writes no cursor: for the management pages' agent screen."""
@@ -157,17 +196,28 @@ def preview_pre_turn(agent: Agent) -> str:
     return "\n\n".join(parts)
 
 
-def build_context(agent: Agent, conversation: str | None, chat: str | None = "direct") -> dict:
+def build_context(
+    agent: Agent,
+    conversation: str | None,
+    chat: str | None = "direct",
+    *,
+    turn: str | None = None,
+) -> dict:
     """`{"system", "pre_turn"}` for one turn. `chat` is "direct" (default) or "group";
     a group gets no private memory at all (§4.3). Without a conversation the pre-turn
-    block is the preview (no cursor written)."""
+    block is the preview (no cursor written); with a `turn` it is retry-safe
+    (pre_turn_for_turn)."""
     chat = chat or "direct"
     if chat not in CHAT_KINDS:
         raise InvalidInput(f"`chat` must be one of {', '.join(CHAT_KINDS)}, not {chat!r}.")
     if chat == "group":
         return {"system": "", "pre_turn": ""}
     if conversation is None or conversation == "":
+        if turn is not None:
+            raise InvalidInput("`turn` needs a `conversation`.")
         pre_turn = preview_pre_turn(agent)
+    elif turn is not None:
+        pre_turn = pre_turn_for_turn(agent, conversation, turn)
     else:
         pre_turn = pre_turn_block(agent, conversation)
     return {"system": system_prompt(agent), "pre_turn": pre_turn}

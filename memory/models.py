@@ -55,14 +55,17 @@ def hash_token(key: str) -> str:
 
 
 class ApiToken(models.Model):
-    """`Authorization: Token <key>`. Only the sha256 of the key is stored. An owner token
-    (user set) may do everything; an agent token (agent set) only reaches its own agent."""
+    """`Authorization: Token <key>` (or `Bearer <key>`). Only the sha256 of the key is
+    stored. An owner token (user set) may do everything; an agent token (agent set) only
+    reaches its own agent. An agent token with a `job` speaks for that scheduled job:
+    every write made with it is a `job:<job>` write (SPEC §5), whatever a request says."""
 
     key_hash = models.CharField(max_length=64, unique=True)
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE
     )
     agent = models.ForeignKey(Agent, null=True, blank=True, on_delete=models.CASCADE)
+    job = models.CharField(max_length=160, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
 
@@ -72,17 +75,23 @@ class ApiToken(models.Model):
                 condition=Q(user__isnull=False, agent__isnull=True)
                 | Q(user__isnull=True, agent__isnull=False),
                 name="token_is_owner_or_agent",
-            )
+            ),
+            models.CheckConstraint(
+                condition=Q(job="") | Q(agent__isnull=False), name="job_token_is_an_agent_token"
+            ),
         ]
 
     def __str__(self) -> str:
+        if self.job:
+            return f"job token for {self.agent_id} ({self.job})"
         return f"agent token for {self.agent_id}" if self.agent_id else "owner token"
 
     @classmethod
-    def issue(cls, *, user=None, agent: Agent | None = None) -> tuple[ApiToken, str]:
-        """Create a token and return it with its key; the key is shown once, never stored."""
+    def issue(cls, *, user=None, agent: Agent | None = None, job: str = "") -> tuple[ApiToken, str]:
+        """Create a token and return it with its key; the key is shown once, never stored.
+        `job` (agent tokens only) makes it a job token."""
         key = secrets.token_hex(24)
-        token = cls.objects.create(key_hash=hash_token(key), user=user, agent=agent)
+        token = cls.objects.create(key_hash=hash_token(key), user=user, agent=agent, job=job)
         return token, key
 
 
@@ -106,6 +115,28 @@ class NoteCursor(models.Model):
 
     def __str__(self) -> str:
         return f"{self.agent_id}/{self.conversation}/{self.note}"
+
+
+class ContextTurn(models.Model):
+    """The pre-turn block a conversation was last answered, and for which turn id (SPEC
+    §4.2): a retried request for the same turn gets the same block, and only a new turn
+    advances the note cursors. One row per conversation (the last turn)."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE)
+    conversation = models.CharField(max_length=200)
+    turn = models.CharField(max_length=200, default="")
+    pre_turn = models.TextField(blank=True, default="")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["agent", "conversation"], name="one_turn_per_conversation"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.agent_id}/{self.conversation}@{self.turn}"
 
 
 class Run(models.Model):

@@ -308,3 +308,22 @@ def _cut(section: str, room: int) -> str:
         if len(section) - keep == left_out:
             return section[:keep] + marker
         left_out = len(section) - keep
+
+
+def write_memory_file(agent: Agent, rel: str, body: str, *, base_hash: str | None = None) -> None:
+    """Replace (or create) a Markdown file below the agent's memory/ that is not a wiki
+    page: a daily note or a file a person keeps (SPEC §3). `rel` is relative to the agent
+    dir (`memory/...md`) and must be one memory_get can read; wiki pages are refused (they
+    are written through the wiki, which keeps their sources and links). With base_hash,
+    Conflict when the file changed since. InvalidInput / PathRefused for anything else."""
+    from memory.reading import resolve_memory_path
+
+    if not isinstance(body, str):
+        raise InvalidInput("A memory file must be text.")
+    if not rel.startswith(f"{NOTES_DIR}/"):
+        raise InvalidInput(f"Not a file below memory/: {rel!r}.")
+    if rel.startswith(f"{NOTES_DIR}/wiki/"):
+        raise InvalidInput("Wiki pages are written with wiki_apply, which keeps their sources.")
+    workspace.write_checked(
+        resolve_memory_path(agent, rel), normalise_newlines(body), base_hash=base_hash
+    )

@@ -26,6 +26,7 @@ from memory.models import Agent
 from memory.text import FACT_NAME_RE
 
 MAX_LINES = 120
+MAX_LINES_PER_CALL = 5000  # the most `lines` one call may ask for
 MAX_CHARS = 12_000
 FACTS_PREFIX = "users/owner/facts/"
 
@@ -153,3 +154,23 @@ def read_memory_file(
             body += "\n"
         body += f"[… more: call memory_get with from_line={next_line}]"
     return body
+
+
+def list_memory_files(agent: Agent) -> list[str]:
+    """The paths memory_get can read of this agent's own files, relative to its dir:
+    MEMORY.md (when it exists) and every Markdown file below memory/ (notes, hand-kept
+    files, wiki pages and reports), sorted. Symlinks and hidden files are left out."""
+    paths = ["MEMORY.md"] if workspace.exists(agent.path("MEMORY.md")) else []
+    prefix = f"{agent.dir}/" if agent.dir else ""
+    for info in workspace.list_files(agent.path("memory"), recursive=True):
+        paths.append(info.path[len(prefix) :])
+    return paths
+
+
+def read_whole_memory_file(agent: Agent, path: str) -> str:
+    """The whole text of a file memory_get may read (same path rules, no paging): what an
+    MCP resource answers. Raises PathRefused (nothing read) or NotFound."""
+    text = workspace.read(resolve_memory_path(agent, path))
+    if text is None:
+        raise NotFound(f"No such memory file: {path}.")
+    return text

@@ -1,4 +1,4 @@
-"""The presence rule (SPEC §5), used alike by REST and the agent tools.
+"""The presence rule (SPEC §5), used alike by REST, the agent tools and MCP.
 
 A write made while a person is present (`chat`, `telegram`, `web`, `http`, `conv:<id>`…)
 happens at once. A scheduled job (`source` = `job:<id>`) has nobody watching: its writes to
@@ -6,6 +6,9 @@ shared memory and its durable MEMORY.md lines become proposals (§7) that a pers
 
 Everything is validated before anything is proposed, so a bad write from a job is 422
 exactly like a bad write from a person, and no proposal row is left behind.
+
+The `source` every function here takes comes from memory.presence.Caller.source(): the
+caller's credential and the runtime's statement, never the model.
 """
 
 from __future__ import annotations
@@ -13,33 +16,14 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from memory import facts, notes
+from memory import facts, notes, workspace
 from memory.errors import Conflict, Forbidden, InvalidInput, NotFound
 from memory.models import Agent
+from memory.presence import is_job_source, validate_source
 from memory.text import validate_fact_name
 
 if TYPE_CHECKING:
     from proposals.models import Proposal
-
-# `<kind>` or `<kind>:<id>`: a lowercase kind, then an id without spaces or control chars.
-_SOURCE_RE = re.compile(r"[a-z][a-z0-9_-]{0,31}(?::[!-~]{1,160})?", re.ASCII)
-JOB_PREFIX = "job:"
-
-
-def validate_source(source: object) -> str:
-    """The source of a write, checked: `chat`, `telegram`, `web`, `http`, `job:<id>`,
-    `conv:<id>`… (a lowercase kind, optionally `:` and a printable ASCII id). Anything
-    else — empty, spaces, control characters, `job:` without an id — is InvalidInput."""
-    if not isinstance(source, str) or not _SOURCE_RE.fullmatch(source):
-        raise InvalidInput(
-            f"Invalid source {source!r}: expected e.g. chat, telegram, web, http or job:<id>."
-        )
-    return source
-
-
-def is_job_source(source: str) -> bool:
-    """True for `job:<id>`: a scheduled job, no person present (SPEC §5)."""
-    return validate_source(source).startswith(JOB_PREFIX)
 
 
 def _clean_written_by(written_by: object) -> str:
@@ -153,3 +137,33 @@ def add_memory_lines_or_propose(
         source=source,
     )
     return None, proposal
+
+
+def write_memory_or_propose(
+    agent: Agent, body: str, *, source: str, base_hash: str | None = None
+) -> Proposal | None:
+    """Present: replace MEMORY.md now → None (Conflict when base_hash no longer matches).
+    Job: a `memory_rewrite` proposal of the whole new text, which supersedes the agent's
+    older pending rewrite (SPEC §7) → the proposal. InvalidInput for a bad source or
+    body, Conflict for a stale base_hash, before anything is proposed."""
+    validate_source(source)
+    if not isinstance(body, str):
+        raise InvalidInput("MEMORY.md must be text.")
+    if not is_job_source(source):
+        notes.write_memory(agent, body, base_hash=base_hash)
+        return None
+    from proposals.actions import supersede_pending
+
+    path = notes.memory_path(agent)
+    if base_hash is not None and workspace.file_hash(path) != base_hash:
+        raise Conflict("MEMORY.md changed since it was read.")
+    proposal = _propose(
+        "memory_rewrite",
+        agent=agent,
+        target=path,
+        payload={"memory": notes.normalise_newlines(body)},
+        reasons=[f"{source} asked to rewrite {agent.id}'s MEMORY.md."],
+        source=source,
+    )
+    supersede_pending("memory_rewrite", agent=agent, except_id=proposal.pk)
+    return proposal

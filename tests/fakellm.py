@@ -10,7 +10,13 @@ A reply is one of:
 - a str → the model's content is that text, verbatim (e.g. prose, a fenced block);
 - `Reply(status=…, body=…, delay=…, content=…, usage=…)` for HTTP errors, slowness,
   and special cases (e.g. `reject_json_mode=True` answers 400 when `response_format`
-  is present).
+  is present);
+- `Reply(tool_calls=[{"name": …, "arguments": {…}}, …])` → the model calls those tools:
+  OpenAI's `message.tool_calls` (finish_reason `tool_calls`, arguments as a JSON string)
+  or Anthropic's `tool_use` blocks (stop_reason `tool_use`), with ids `call_<n>` /
+  `toolu_<n>`; `content`, if any, is the text said before the calls.
+
+A query string on the path (Anthropic's SDK adds `?beta=true`) is ignored.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ class Reply:
     delay: float = 0.0
     usage: tuple[int, int] = (120, 45)
     reject_json_mode: bool = False
+    tool_calls: list[dict] | None = None  # [{"name", "arguments"}]
 
 
 @dataclass
@@ -101,7 +108,8 @@ class FakeLLM:
                     fake.requests.append(
                         Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
                     )
-                if self.path not in ("/v1/chat/completions", "/v1/messages"):
+                path = self.path.split("?", 1)[0]
+                if path not in ("/v1/chat/completions", "/v1/messages"):
                     self._send(404, json.dumps({"error": "not found"}))
                     return
                 reply = fake._next()
@@ -119,7 +127,10 @@ class FakeLLM:
                 text = content if isinstance(content, str) else json.dumps(content)
                 model = body.get("model", "")
                 tokens_in, tokens_out = reply.usage
-                if self.path == "/v1/messages":
+                if reply.tool_calls is not None:
+                    self._send(200, json.dumps(fake._tool_answer(path, reply, model)))
+                    return
+                if path == "/v1/messages":
                     answer = {
                         "id": "msg_fake",
                         "type": "message",
@@ -161,6 +172,59 @@ class FakeLLM:
                     pass  # the client gave up (a timeout test)
 
         return Handler
+
+    def _tool_answer(self, path: str, reply: Reply, model: str) -> dict:
+        tokens_in, tokens_out = reply.usage
+        said = reply.content if isinstance(reply.content, str) else None
+        calls = [(f"{index}", call) for index, call in enumerate(reply.tool_calls, 1)]
+        if path == "/v1/messages":
+            blocks = [{"type": "text", "text": said}] if said else []
+            blocks += [
+                {"type": "tool_use", "id": f"toolu_{n}", "name": c["name"], "input": c["arguments"]}
+                for n, c in calls
+            ]
+            return {
+                "id": "msg_fake",
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": blocks,
+                "stop_reason": "tool_use",
+                "stop_sequence": None,
+                "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out},
+            }
+        return {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion",
+            "created": 0,
+            "model": model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {
+                        "role": "assistant",
+                        "content": said,
+                        "tool_calls": [
+                            {
+                                "id": f"call_{n}",
+                                "type": "function",
+                                "function": {
+                                    "name": c["name"],
+                                    "arguments": json.dumps(c["arguments"]),
+                                },
+                            }
+                            for n, c in calls
+                        ],
+                    },
+                    "finish_reason": "tool_calls",
+                }
+            ],
+            "usage": {
+                "prompt_tokens": tokens_in,
+                "completion_tokens": tokens_out,
+                "total_tokens": tokens_in + tokens_out,
+            },
+        }
 
     # --- helpers for assertions -----------------------------------------------------------
 

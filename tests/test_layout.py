@@ -169,6 +169,7 @@ FILE_CALLS = {
 ALLOWED = {
     ("memory/jobs/llm.py", "read_text"),  # prompt templates in the repo
     ("memory/tools.py", "read_text"),  # tool schemas and descriptions in the repo
+    ("memory/mcp/server.py", "read_text"),  # the MCP prompts in the repo
     ("memoryproject/settings.py", "read_text"),  # var/secret_key
     ("memoryproject/settings.py", "write_text"),
     ("memoryproject/settings.py", "mkdir"),

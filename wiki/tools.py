@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from memory.models import Agent
+from memory.tools import ToolSpec
 from wiki import pages
 
 PROMPTS_DIR = Path(__file__).resolve().parent / "prompts" / "tools"
@@ -63,4 +64,10 @@ def wiki_apply(
     )
 
 
-WIKI_TOOLS = (("wiki_get", wiki_get), ("wiki_search", wiki_search), ("wiki_apply", wiki_apply))
+WIKI_TOOLS = (
+    ToolSpec("wiki_get", wiki_get, "Read a wiki page", read_only=True, idempotent=True),
+    ToolSpec("wiki_search", wiki_search, "Search the wiki", read_only=True, idempotent=True),
+    # Replaces the author part of an existing page: destructive, and the same call twice
+    # leaves the same page.
+    ToolSpec("wiki_apply", wiki_apply, "Write a wiki page", destructive=True, idempotent=True),
+)

@@ -9,7 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memory import notes, workspace, writes
-from memory.api.common import DEFAULT_SOURCE, proposal_answer, valid
+from memory.api.common import proposal_answer, source_of, valid
 from memory.api.serializers import (
     BodyInputSerializer,
     FileBodySerializer,
@@ -33,13 +33,21 @@ class MemoryView(APIView):
     def get(self, request: Request, agent_id: str) -> Response:
         return Response(_memory_json(agent_for(request, agent_id)))
 
-    @extend_schema(request=BodyInputSerializer, responses=FileBodySerializer)
+    @extend_schema(
+        request=BodyInputSerializer,
+        responses={200: FileBodySerializer, 202: ProposalAnswerSerializer},
+    )
     def put(self, request: Request, agent_id: str) -> Response:
         agent = agent_for(request, agent_id)
         data = valid(BodyInputSerializer, request.data)
-        if "source" in data:
-            writes.validate_source(data["source"])
-        notes.write_memory(agent, data["body"], base_hash=data.get("base_hash"))
+        proposal = writes.write_memory_or_propose(
+            agent,
+            data["body"],
+            source=source_of(request, data.get("source")),
+            base_hash=data.get("base_hash"),
+        )
+        if proposal is not None:
+            return proposal_answer(proposal)
         return Response(_memory_json(agent))
 
 
@@ -51,7 +59,7 @@ class MemoryLinesView(APIView):
         agent = agent_for(request, agent_id)
         data = valid(LinesInputSerializer, request.data)
         body, proposal = writes.add_memory_lines_or_propose(
-            agent, data["lines"], source=data["source"]
+            agent, data["lines"], source=source_of(request, data.get("source"))
         )
         if proposal is not None:
             return proposal_answer(proposal)
@@ -64,6 +72,6 @@ class MemorySaveView(APIView):
         agent = agent_for(request, agent_id)
         data = valid(SaveInputSerializer, request.data)
         # memory_save needs no approval (§5), but a nonsense source is still refused.
-        writes.validate_source(data.get("source", DEFAULT_SOURCE))
+        source_of(request, data.get("source"))
         saved = notes.memory_save(agent, data["text"])
         return Response({"day": saved.day.isoformat(), "name": saved.name, "line": saved.line})

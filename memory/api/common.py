@@ -1,4 +1,4 @@
-"""What the memory API's views share: the default source, input validation, the 202 of a
+"""What the memory API's views share: the source of a write, input validation, the 202 of a
 proposal, who wrote."""
 
 from __future__ import annotations
@@ -8,11 +8,15 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from memory.api.serializers import ProposalSerializer
-from memory.auth import agent_id_of
+from memory.auth import agent_id_of, caller_of
 from proposals.models import Proposal
 
-# A REST call that does not say where it comes from is a person over HTTP (§5).
-DEFAULT_SOURCE = "http"
+
+def source_of(request: Request, stated: object = None) -> str:
+    """The source of this request's write (memory.presence): a job token's job whatever
+    was stated; else a stated or X-Memory-Source `job:<id>`, the stated source, the
+    header, or `http` (a person over HTTP)."""
+    return caller_of(request).source(stated)
 
 
 def written_by(request: Request) -> str:

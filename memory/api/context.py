@@ -16,6 +16,12 @@ class ContextView(APIView):
     @extend_schema(
         parameters=[
             OpenApiParameter("conversation", str, description="omit for the preview"),
+            OpenApiParameter(
+                "turn",
+                str,
+                description="this turn's id: the same turn answers the same block (a retry "
+                "is safe); only a new turn advances what the conversation has seen",
+            ),
             OpenApiParameter("chat", str, enum=list(context.CHAT_KINDS)),
         ],
         responses=ContextSerializer,
@@ -27,5 +33,6 @@ class ContextView(APIView):
                 agent,
                 request.query_params.get("conversation") or None,
                 request.query_params.get("chat") or "direct",
+                turn=request.query_params.get("turn") or None,
             )
         )

@@ -8,8 +8,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memory import notes, workspace, writes
-from memory.api.common import valid
+from memory import notes, workspace
+from memory.api.common import source_of, valid
 from memory.api.serializers import BodyInputSerializer, NoteBodySerializer, NoteSerializer
 from memory.auth import agent_for
 from memory.text import parse_note_name
@@ -65,8 +65,7 @@ class NoteView(APIView):
         agent = agent_for(request, agent_id)
         notes.note_path(agent, name)  # a bad name is 422 before the body is looked at
         data = valid(BodyInputSerializer, request.data)
-        if "source" in data:
-            writes.validate_source(data["source"])
+        source_of(request, data.get("source"))  # a nonsense source is refused
         created = notes.write_note(agent, name, data["body"], base_hash=data.get("base_hash"))
         return _note_answer(
             name,

@@ -116,7 +116,7 @@ class LinesInputSerializer(serializers.Serializer):
     """Body of `POST /api/agents/{id}/memory/lines`."""
 
     lines = serializers.ListField(child=TextField(allow_blank=True), allow_empty=True)
-    source = TextField(trim_whitespace=False)
+    source = TextField(required=False, trim_whitespace=False)
 
 
 class NoteBodySerializer(serializers.Serializer):

@@ -7,6 +7,7 @@ from memory.api import (
     agent_memory,
     agents,
     context,
+    memory_tool,
     notes,
     proposals,
     runs,
@@ -54,6 +55,11 @@ urlpatterns = [
     ),
     path("agents/<str:agent_id>/tools", tools.ToolListView.as_view(), name="tool-list"),
     path("agents/<str:agent_id>/tools/<str:tool>", tools.ToolCallView.as_view(), name="tool-call"),
+    path(
+        "agents/<str:agent_id>/memory-tool",
+        memory_tool.MemoryToolView.as_view(),
+        name="memory-tool",
+    ),
     path(
         "agents/<str:agent_id>/script-store",
         scripts.ScriptStoreList.as_view(),

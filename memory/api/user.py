@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memory import facts, workspace, writes
-from memory.api.common import DEFAULT_SOURCE, proposal_answer, valid, written_by
+from memory.api.common import proposal_answer, source_of, valid, written_by
 from memory.api.serializers import (
     BodyInputSerializer,
     FactInputSerializer,
@@ -44,7 +44,7 @@ class UserView(APIView):
         writes.replace_user(
             data["body"],
             written_by=written_by(request),
-            source=data.get("source", DEFAULT_SOURCE),
+            source=source_of(request, data.get("source")),
             base_hash=data.get("base_hash"),
         )
         return Response(_user_json())
@@ -68,7 +68,7 @@ class FactView(APIView):
             description=data["description"],
             type=data["type"],
             body=data["body"],
-            source=data.get("source", DEFAULT_SOURCE),
+            source=source_of(request, data.get("source")),
             written_by=written_by(request),
         )
         if proposal is not None:
@@ -85,7 +85,7 @@ class FactView(APIView):
     def delete(self, request: Request, name: str) -> Response:
         proposal = writes.forget_fact_or_propose(
             name,
-            source=request.query_params.get("source", DEFAULT_SOURCE),
+            source=source_of(request, request.query_params.get("source")),
             written_by=written_by(request),
         )
         if proposal is not None:

@@ -154,7 +154,6 @@ def test_a_job_proposes_durable_lines_instead(helper_client, workspace):
         {"lines": ["  "], "source": "job:nightly"},
         {"lines": ["ok"], "source": "job:"},
         {"lines": ["ok"], "source": "two words"},
-        {"lines": ["ok"]},
         {"lines": "ok", "source": "web"},
     ],
 )

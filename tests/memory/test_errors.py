@@ -83,7 +83,7 @@ def test_wrong_types_are_422(owner_client, master, workspace, url, body):
     "source", ["chat", "telegram", "web", "http", "conv:tg-42", "job:nightly-consolidate"]
 )
 def test_it_accepts_the_known_sources(source):
-    from memory.writes import is_job_source, validate_source
+    from memory.presence import is_job_source, validate_source
 
     assert validate_source(source) == source
     assert is_job_source(source) is source.startswith("job:")
@@ -94,7 +94,7 @@ def test_it_accepts_the_known_sources(source):
 )
 def test_it_refuses_nonsense_sources(source):
     from memory.errors import InvalidInput
-    from memory.writes import validate_source
+    from memory.presence import validate_source
 
     with pytest.raises(InvalidInput):
         validate_source(source)

@@ -6,11 +6,20 @@ import os
 
 import pytest
 
+from memory import tools
 from memory.errors import NotFound, PathRefused
 from memory.reading import MAX_CHARS, read_memory_file
-from memory.tools import call_tool, run_tool
 
 SECRET = "helper's private line: the vault code is 4711"
+
+
+def call_tool(agent, name, arguments):
+    """A tool call from a chat: the runtime, not the arguments, says so."""
+    return tools.call_tool(agent, name, arguments, source="chat")
+
+
+def run_tool(agent, name, arguments):
+    return tools.run_tool(agent, name, arguments, source="chat")
 
 
 @pytest.fixture
@@ -35,7 +44,7 @@ def files(workspace, master, helper_agent):
 
 
 def get(agent, path, **kwargs) -> str:
-    return call_tool(agent, "memory_get", {"path": path, "source": "chat", **kwargs})
+    return call_tool(agent, "memory_get", {"path": path, **kwargs})
 
 
 def test_it_reads_the_agents_memory_files_by_the_paths_search_shows(files, master):
@@ -93,7 +102,7 @@ def test_it_refuses_paths_that_are_not_masters_memory(files, master, path):
     with pytest.raises(PathRefused):
         read_memory_file(master, path)
     # The same through the tool: an error text for the model, not the file's text.
-    answer = run_tool(master, "memory_get", {"path": path, "source": "chat"})
+    answer = run_tool(master, "memory_get", {"path": path})
     assert answer.startswith("Error: ")
     assert SECRET not in answer
 

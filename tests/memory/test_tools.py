@@ -50,10 +50,8 @@ def test_it_lists_every_memory_tool_with_its_description_from_its_file():
         parameters = listed[name]["parameters"]
         assert parameters["type"] == "object"
         assert parameters["additionalProperties"] is False
-        for key in schema["properties"]:
-            assert parameters["properties"][key] == schema["properties"][key]
-        assert set(parameters["required"]) == {*schema["required"], "source"}
-        assert parameters["properties"]["source"]["type"] == "string"
+        assert parameters == schema  # as in the file: no `source` added (SPEC §16)
+        assert "source" not in parameters["properties"]
 
 
 def test_it_lists_the_memory_tools_first_in_a_stable_order():
@@ -66,7 +64,7 @@ def test_its_descriptions_carry_the_guidance_the_spec_asks_for():
     assert "today and yesterday" in listed["memory_search"]
     assert "a measurement, a decision made today" in listed["memory_save"]
     assert "USER.md" in listed["user_memory_save"]
-    assert "job:<id>" in listed["user_memory_save"]
+    assert "scheduled job" in listed["user_memory_save"]
     assert "120 lines / 12,000 characters" in listed["memory_get"]
 
 
@@ -76,28 +74,26 @@ def test_it_hands_out_copies_of_the_schemas():
     assert tools.list_tools()[0]["parameters"]["properties"]
 
 
-def test_it_refuses_a_call_without_source_and_writes_nothing(master, workspace):
-    with pytest.raises(InvalidInput, match="Missing argument: source"):
-        tools.call_tool(master, "memory_save", {"text": "ran 5 km"})
+def test_it_refuses_a_source_among_the_arguments_and_writes_nothing(master, workspace):
+    with pytest.raises(InvalidInput, match="`source` is not a tool argument"):
+        tools.call_tool(
+            master, "memory_save", {"text": "ran 5 km", "source": "chat"}, source="chat"
+        )
     assert not (workspace / "memory" / f"{today().isoformat()}.md").exists()
 
 
 @pytest.mark.parametrize(
     "arguments, message",
     [
-        ({"text": "x", "source": "chat", "mood": "ok"}, "Unknown argument: mood."),
-        ({"source": "chat"}, "Missing argument: text."),
-        ({"text": 5, "source": "chat"}, "text must be of type string."),
-        ({"text": "", "source": "chat"}, "text must not be empty."),
-        ({"text": "x", "source": ""}, "source must not be empty."),
-        ({"text": "x", "source": 1}, "source must be of type string."),
-        ({"text": "x", "source": "job:"}, "Invalid source 'job:'"),
-        ({"text": "x", "source": "a person"}, "Invalid source 'a person'"),
+        ({"text": "x", "mood": "ok"}, "Unknown argument: mood."),
+        ({}, "Missing argument: text."),
+        ({"text": 5}, "text must be of type string."),
+        ({"text": ""}, "text must not be empty."),
     ],
 )
 def test_it_refuses_bad_arguments_before_the_tool_runs(master, workspace, arguments, message):
     with pytest.raises(InvalidInput) as refused:
-        tools.call_tool(master, "memory_save", arguments)
+        tools.call_tool(master, "memory_save", arguments, source="chat")
     assert message in refused.value.message
     assert not (workspace / "memory" / f"{today().isoformat()}.md").exists()
 
@@ -116,33 +112,33 @@ def test_it_refuses_bad_arguments_before_the_tool_runs(master, workspace, argume
 def test_it_checks_integer_arguments_strictly(master, workspace, extra, message):
     (workspace / "MEMORY.md").write_text("hello\n")
     with pytest.raises(InvalidInput, match=re.escape(message)):
-        tools.call_tool(master, "memory_get", {"path": "MEMORY.md", "source": "chat", **extra})
+        tools.call_tool(master, "memory_get", {"path": "MEMORY.md", **extra}, source="chat")
 
 
 def test_it_checks_enums(master, workspace):
-    arguments = {"name": "x", "description": "d", "type": "mood", "body": "", "source": "chat"}
+    arguments = {"name": "x", "description": "d", "type": "mood", "body": ""}
     with pytest.raises(InvalidInput, match="type must be one of"):
-        tools.call_tool(master, "user_memory_save", arguments)
+        tools.call_tool(master, "user_memory_save", arguments, source="chat")
     assert not (workspace / "users" / "owner" / "facts" / "x.md").exists()
 
 
 def test_it_refuses_arguments_that_are_not_an_object(master):
     with pytest.raises(InvalidInput, match="must be a JSON object"):
-        tools.call_tool(master, "memory_save", ["ran", "chat"])
+        tools.call_tool(master, "memory_save", ["ran", "chat"], source="chat")
 
 
 def test_it_says_not_found_for_an_unknown_tool(master):
     with pytest.raises(NotFound, match="No tool named 'memory_delete'"):
-        tools.call_tool(master, "memory_delete", {"source": "chat"})
+        tools.call_tool(master, "memory_delete", {}, source="chat")
 
 
 def test_run_tool_turns_a_refusal_into_an_error_text_for_the_model(master):
-    answer = tools.run_tool(master, "memory_get", {"path": "../x.md", "source": "chat"})
+    answer = tools.run_tool(master, "memory_get", {"path": "../x.md"}, source="chat")
     assert answer.startswith("Error: A path may not contain empty, '.' or '..' parts")
 
 
 def test_memory_save_appends_to_todays_note_and_says_where(master, workspace):
-    answer = tools.call_tool(master, "memory_save", {"text": "ran\n5 km", "source": "chat"})
+    answer = tools.call_tool(master, "memory_save", {"text": "ran\n5 km"}, source="chat")
     note = workspace / "memory" / f"{today().isoformat()}.md"
     lines = note.read_text().splitlines()
     assert lines[0] == f"# {today().isoformat()}"
@@ -152,13 +148,13 @@ def test_memory_save_appends_to_todays_note_and_says_where(master, workspace):
 
 def test_memory_save_refuses_blank_text(master, workspace):
     with pytest.raises(InvalidInput):
-        tools.call_tool(master, "memory_save", {"text": " \n ", "source": "chat"})
+        tools.call_tool(master, "memory_save", {"text": " \n "}, source="chat")
     assert not (workspace / "memory" / f"{today().isoformat()}.md").exists()
 
 
 def test_memory_search_refuses_a_query_without_words(master):
     with pytest.raises(InvalidInput, match="no letters or digits"):
-        tools.call_tool(master, "memory_search", {"query": "?!", "source": "chat"})
+        tools.call_tool(master, "memory_search", {"query": "?!"}, source="chat")
 
 
 # --- registering --------------------------------------------------------------------------
@@ -179,24 +175,36 @@ ECHO_SCHEMA = {
 }
 
 
-def test_it_registers_a_tool_from_files_and_adds_a_required_source(registry, tmp_path, master):
+ECHO = tools.ToolSpec("echo", echo, "Echo", read_only=True)
+
+
+def test_it_registers_a_tool_from_files_and_hands_it_the_callers_source(registry, tmp_path, master):
     schema_file, description_file = write_tool_files(tmp_path, "echo", ECHO_SCHEMA)
-    tools.register_tool("echo", echo, schema_file=schema_file, description_file=description_file)
+    tools.register_tool(ECHO, schema_file=schema_file, description_file=description_file)
     listed = {tool["name"]: tool for tool in tools.list_tools()}
     assert listed["echo"]["description"] == "The echo tool, as the model reads it."
-    assert listed["echo"]["parameters"]["required"] == ["word", "source"]
-    assert "source" in listed["echo"]["parameters"]["properties"]
-    assert tools.call_tool(master, "echo", {"word": "hi", "times": 2, "source": "web"}) == (
+    assert listed["echo"]["parameters"]["required"] == ["word"]
+    assert listed["echo"]["title"] == "Echo"
+    assert listed["echo"]["annotations"]["readOnlyHint"] is True
+    assert tools.call_tool(master, "echo", {"word": "hi", "times": 2}, source="web") == (
         "master web hi hi"
     )
+
+
+def test_it_refuses_a_schema_with_a_source_argument(registry, tmp_path):
+    schema = {
+        **ECHO_SCHEMA,
+        "properties": {**ECHO_SCHEMA["properties"], "source": {"type": "string"}},
+    }
+    schema_file, description_file = write_tool_files(tmp_path, "echo", schema)
+    with pytest.raises(ValueError, match="may not have a `source` argument"):
+        tools.register_tool(ECHO, schema_file=schema_file, description_file=description_file)
 
 
 def test_registering_twice_replaces_instead_of_duplicating(registry, tmp_path):
     schema_file, description_file = write_tool_files(tmp_path, "echo", ECHO_SCHEMA)
     for _ in range(2):
-        tools.register_tool(
-            "echo", echo, schema_file=schema_file, description_file=description_file
-        )
+        tools.register_tool(ECHO, schema_file=schema_file, description_file=description_file)
     names = [tool["name"] for tool in tools.list_tools()]
     assert names.count("echo") == 1
     assert names[:5] == MEMORY_TOOLS
@@ -206,9 +214,7 @@ def test_it_refuses_a_schema_with_keywords_it_cannot_check(registry, tmp_path):
     schema = {**ECHO_SCHEMA, "properties": {"word": {"type": "string", "pattern": "^a"}}}
     schema_file, description_file = write_tool_files(tmp_path, "echo", schema)
     with pytest.raises(ValueError, match="unsupported schema keywords"):
-        tools.register_tool(
-            "echo", echo, schema_file=schema_file, description_file=description_file
-        )
+        tools.register_tool(ECHO, schema_file=schema_file, description_file=description_file)
     assert "echo" not in [tool["name"] for tool in tools.list_tools()]
 
 

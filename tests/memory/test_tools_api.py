@@ -13,8 +13,11 @@ from proposals.models import Proposal
 FACTS = "users/owner/facts"
 
 
-def call(client, agent_id, tool, **arguments):
-    return client.post(f"/api/agents/{agent_id}/tools/{tool}", arguments, format="json")
+def call(client, agent_id, tool, source=None, **arguments):
+    """POST a tool call; `source` is stated the runtime's way, in X-Memory-Source (the
+    model's arguments never carry it)."""
+    headers = {} if source is None else {"HTTP_X_MEMORY_SOURCE": source}
+    return client.post(f"/api/agents/{agent_id}/tools/{tool}", arguments, format="json", **headers)
 
 
 def fact_arguments(**overrides):
@@ -36,7 +39,9 @@ def test_it_lists_the_tools_with_schemas_and_descriptions(master_client):
     listed = {tool["name"]: tool for tool in response.json()}
     for name in ["memory_save", "memory_search", "memory_get"]:
         assert listed[name]["description"]
-        assert "source" in listed[name]["parameters"]["required"]
+    # Presence is the caller's: no tool lets the model state it (SPEC §16).
+    assert all("source" not in tool["parameters"]["properties"] for tool in listed.values())
+    assert "memory_context" not in listed  # REST runtimes have GET …/memory/context
     # Every tool of SPEC §16, the wiki's included (registered from WikiConfig.ready()).
     assert set(listed) >= {
         "memory_save",
@@ -94,9 +99,11 @@ def test_the_owner_may_call_any_agents_tools(owner_client, helper_agent, workspa
 
 def test_bad_arguments_are_422_and_write_nothing(master_client, workspace):
     note = workspace / "memory" / f"{today().isoformat()}.md"
-    missing_source = call(master_client, "master", "memory_save", text="x")
-    assert missing_source.status_code == 422
-    assert "Missing argument: source." in missing_source.json()["detail"]
+    as_argument = master_client.post(
+        "/api/agents/master/tools/memory_save", {"text": "x", "source": "chat"}, format="json"
+    )
+    assert as_argument.status_code == 422
+    assert "`source` is not a tool argument" in as_argument.json()["detail"]
     unknown = call(master_client, "master", "memory_save", text="x", source="chat", tags=["a"])
     assert unknown.status_code == 422
     assert "Unknown argument: tags." in unknown.json()["detail"]
@@ -299,7 +306,7 @@ def test_memory_get_reads_every_path_memory_search_shows(helper_client, workspac
 def test_the_wiki_tools_go_through_the_same_validation(master_client, workspace):
     page = {"title": "Eco Retreat", "kind": "entity", "body": "Deadline 3 March."}
     for sources in [None, [], ["note:2026-11-30", 7]]:
-        arguments = {**page, "source": "chat"}
+        arguments = dict(page)
         if sources is not None:
             arguments["sources"] = sources
         response = call(master_client, "master", "wiki_apply", **arguments)

@@ -88,13 +88,7 @@ def test_it_loses_no_memory_save_line_under_concurrent_http_calls(
     headers = {"Authorization": f"Token {owner_key}"}
     url = f"{live_server.url}/api/agents/master/tools/memory_save"
     calls = [
-        (
-            lambda i: (
-                lambda c: c.post(
-                    url, json={"text": f"entry {i}", "source": "chat"}, headers=headers
-                )
-            )
-        )(i)
+        (lambda i: (lambda c: c.post(url, json={"text": f"entry {i}"}, headers=headers)))(i)
         for i in range(THREADS * 2)
     ]
     answers = _all_at_once(calls[:THREADS]) + _all_at_once(calls[THREADS:])

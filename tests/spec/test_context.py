@@ -30,7 +30,7 @@ def _write(path, text):
 
 def _save(client, text):
     response = client.post(
-        "/api/agents/master/tools/memory_save", data={"text": text, "source": "chat"}, format="json"
+        "/api/agents/master/tools/memory_save", data={"text": text}, format="json"
     )
     assert response.status_code == 200
 

@@ -58,7 +58,7 @@ FIELD_BODIES = [
     ("post", "/api/agents/master/memory/lines", {"lines": None, "source": "chat"}),
     ("post", "/api/agents/master/memory/save", {"text": None}),
     ("post", "/api/agents/master/memory/save", {"text": ["a"]}),
-    ("post", "/api/agents/master/tools/memory_save", {"text": {"a": 1}, "source": "chat"}),
+    ("post", "/api/agents/master/tools/memory_save", {"text": {"a": 1}}),
     ("post", "/api/agents/master/tools/memory_get", {"path": "MEMORY.md", "lines": "x"}),
     ("post", "/api/agents/master/tools/memory_get", {"path": "MEMORY.md", "from_line": []}),
     ("post", "/api/agents/master/tools/memory_get", {"path": ["MEMORY.md"]}),
@@ -107,12 +107,12 @@ FIELD_BODIES = [
     (
         "post",
         "/api/agents/master/tools/user_memory_save",
-        {"name": "a--b", "description": "d", "type": "profile", "source": "chat"},
+        {"name": "a--b", "description": "d", "type": "profile"},
     ),
     (
         "post",
         "/api/agents/master/tools/user_memory_save",
-        {"name": "ok", "description": 5, "type": "nope", "source": "chat"},
+        {"name": "ok", "description": 5, "type": "nope"},
     ),
     ("post", "/api/agents", {"id": "Bad Id", "name": "x"}),
     ("post", "/api/agents", {"id": "\u00e9t\u00e9", "name": "x"}),
@@ -172,7 +172,7 @@ def test_it_refuses_a_number_as_memory_save_text_over_rest(owner_client, master,
 def test_it_refuses_a_number_as_memory_save_text(owner_client, master, workspace):
     before = _snapshot(workspace)
     response = owner_client.post(
-        "/api/agents/master/tools/memory_save", data={"text": 5, "source": "chat"}, format="json"
+        "/api/agents/master/tools/memory_save", data={"text": 5}, format="json"
     )
     assert response.status_code == 422, response.content
     assert _snapshot(workspace) == before
@@ -231,7 +231,7 @@ def test_it_answers_413_to_a_body_over_the_limit(owner_client, master, workspace
 
 
 def test_it_answers_413_to_a_big_tool_call(owner_client, master, workspace, settings):
-    big = json.dumps({"text": "y" * (settings.MEMORY_MAX_BODY_BYTES + 10), "source": "chat"})
+    big = json.dumps({"text": "y" * (settings.MEMORY_MAX_BODY_BYTES + 10)})
     response = owner_client.post(
         "/api/agents/master/tools/memory_save", data=big, content_type="application/json"
     )

@@ -7,7 +7,6 @@ import pytest
 
 
 def _tool(client, tool, **arguments):
-    arguments.setdefault("source", "chat")
     response = client.post(f"/api/agents/master/tools/{tool}", data=arguments, format="json")
     assert response.status_code == 200, response.content
     return response.json()["result"]

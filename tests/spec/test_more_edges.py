@@ -24,7 +24,7 @@ def test_it_appends_memory_save_on_a_new_line_after_a_hand_written_note(
     (workspace / f"memory/{today}.md").write_text(f"# {today}\n\nhand text", encoding="utf-8")
     response = owner_client.post(
         "/api/agents/master/tools/memory_save",
-        data={"text": "saved", "source": "chat"},
+        data={"text": "saved"},
         format="json",
     )
     assert response.status_code == 200

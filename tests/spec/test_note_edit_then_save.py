@@ -26,7 +26,7 @@ def test_it_keeps_a_saved_line_separate_after_a_page_edit(owner_client, alice, m
     assert edited.status_code == 302
     owner_client.post(
         "/api/agents/master/tools/memory_save",
-        data={"text": "after edit", "source": "chat"},
+        data={"text": "after edit"},
         format="json",
     )
     lines = path.read_text(encoding="utf-8").splitlines()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memory import clock
+from proposals.models import Proposal
 
 FACT = {"description": "likes tea", "type": "preference", "body": "Green tea."}
 
@@ -192,15 +193,21 @@ def test_it_writes_a_fact_at_once_for_every_present_source(owner_client, master,
     )
 
 
-def test_it_makes_a_proposal_from_the_job_tool_call(master_client, master, workspace):
-    response = master_client.post(
-        "/api/agents/master/tools/user_memory_save",
-        data={**FACT, "name": "tea", "source": "job:nightly"},
-        format="json",
+def test_it_makes_a_proposal_from_the_job_tool_call(master, workspace):
+    from rest_framework.test import APIClient
+
+    from memory.models import ApiToken
+
+    _, key = ApiToken.issue(agent=master, job="nightly")
+    job = APIClient()
+    job.credentials(HTTP_AUTHORIZATION=f"Token {key}", HTTP_X_MEMORY_SOURCE="chat")
+    response = job.post(
+        "/api/agents/master/tools/user_memory_save", data={**FACT, "name": "tea"}, format="json"
     )
     assert response.status_code == 202
     assert "result" in response.json()
     assert not (workspace / "users/owner/facts/tea.md").exists()
+    assert Proposal.objects.get().source == "job:nightly"
 
 
 def test_it_lists_pending_by_default_and_everything_with_status_all(

@@ -19,7 +19,7 @@ def _write(path, text, mtime=None):
 def _search(client, query, agent="master"):
     response = client.post(
         f"/api/agents/{agent}/tools/memory_search",
-        data={"query": query, "source": "chat"},
+        data={"query": query},
         format="json",
     )
     assert response.status_code == 200, response.content
@@ -210,7 +210,7 @@ def test_it_gives_no_match_an_empty_result(owner_client, master, workspace):
         r"\S",
         owner_client.post(
             "/api/agents/master/tools/memory_search",
-            data={"query": "zzzzqqq", "source": "chat"},
+            data={"query": "zzzzqqq"},
             format="json",
         ).json()["result"],
     )

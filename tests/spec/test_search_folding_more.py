@@ -14,7 +14,7 @@ def _write(workspace, text):
 def _search(client, query):
     response = client.post(
         "/api/agents/master/tools/memory_search",
-        data={"query": query, "source": "chat"},
+        data={"query": query},
         format="json",
     )
     assert response.status_code == 200, response.content

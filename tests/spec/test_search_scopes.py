@@ -18,7 +18,7 @@ def test_it_drops_partial_lines_when_a_fact_has_every_word(owner_client, master,
     )
     response = owner_client.post(
         "/api/agents/master/tools/memory_search",
-        data={"query": "black coffee", "source": "chat"},
+        data={"query": "black coffee"},
         format="json",
     )
     hits = [line for line in response.json()["result"].splitlines() if line.startswith("[")]

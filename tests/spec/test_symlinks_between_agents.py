@@ -25,7 +25,7 @@ def linked(master, helper_agent, workspace):
 def test_it_refuses_memory_get_through_the_link(helper_client, linked):
     response = helper_client.post(
         "/api/agents/helper/tools/memory_get",
-        data={"path": f"memory/{linked}.md", "source": "chat"},
+        data={"path": f"memory/{linked}.md"},
         format="json",
     )
     assert "topsecret" not in response.content.decode()
@@ -34,7 +34,7 @@ def test_it_refuses_memory_get_through_the_link(helper_client, linked):
 def test_it_never_appends_through_a_link_into_another_agents_file(helper_client, workspace, linked):
     helper_client.post(
         "/api/agents/helper/tools/memory_save",
-        data={"text": "via link", "source": "chat"},
+        data={"text": "via link"},
         format="json",
     )
     assert (workspace / "MEMORY.md").read_text(encoding="utf-8") == SECRET

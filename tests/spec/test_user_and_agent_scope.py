@@ -16,7 +16,6 @@ def _put_fact(client, name, **overrides):
 
 
 def _tool(client, tool, **arguments):
-    arguments.setdefault("source", "chat")
     return client.post(f"/api/agents/master/tools/{tool}", data=arguments, format="json")
 
 

@@ -15,7 +15,6 @@ def _page(client, slug, **fields):
 
 
 def _tool(client, tool, **arguments):
-    arguments.setdefault("source", "chat")
     return client.post(f"/api/agents/master/tools/{tool}", data=arguments, format="json")
 
 

@@ -32,7 +32,7 @@ def test_it_refuses_an_edit_that_empties_the_sources(owner_client, master, works
     assert path.read_bytes() == before
     tool = owner_client.post(
         "/api/agents/master/tools/wiki_apply",
-        data={"title": "Omega", "kind": "entity", "sources": [], "body": "x", "source": "chat"},
+        data={"title": "Omega", "kind": "entity", "sources": [], "body": "x"},
         format="json",
     )
     assert tool.status_code in (200, 422)

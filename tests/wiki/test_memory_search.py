@@ -1,9 +1,17 @@
 """memory_search covers the wiki's pages (SPEC §6.1) — their author text, not the
 generated block that lists every neighbour."""
 
-from memory import search
-from memory.tools import call_tool
+from memory import search, tools
 from wiki import pages
+
+
+def call_tool(agent, name, arguments):
+    """A tool call from a chat: the runtime, not the arguments, says so."""
+    return tools.call_tool(agent, name, arguments, source="chat")
+
+
+def run_tool(agent, name, arguments):
+    return tools.run_tool(agent, name, arguments, source="chat")
 
 
 def test_memory_search_finds_wiki_pages_by_their_own_text(master):
@@ -17,5 +25,5 @@ def test_memory_search_finds_wiki_pages_by_their_own_text(master):
     paths = {hit.path for hit in hits if "/wiki/" in hit.path and "/reports/" not in hit.path}
     # Each Okapi page is found by its body; the hub's block lists all five, and is not.
     assert paths == {f"memory/wiki/entities/okapi-{index}.md" for index in range(5)}
-    result = call_tool(master, "memory_search", {"source": "chat", "query": "zebra hub"})
+    result = call_tool(master, "memory_search", {"query": "zebra hub"})
     assert "[memory/wiki/concepts/zebra-hub.md:" in result

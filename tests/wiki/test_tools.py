@@ -2,12 +2,21 @@
 
 import pytest
 
-from memory import workspace
+from memory import tools, workspace
 from memory.errors import InvalidInput
-from memory.tools import call_tool, list_tools, run_tool
+from memory.tools import list_tools
 from wiki import pages
 
-ARGS = {"source": "chat"}
+ARGS: dict = {}  # tool arguments never carry `source` (the caller states it)
+
+
+def call_tool(agent, name, arguments):
+    """A tool call from a chat: the runtime, not the arguments, says so."""
+    return tools.call_tool(agent, name, arguments, source="chat")
+
+
+def run_tool(agent, name, arguments):
+    return tools.run_tool(agent, name, arguments, source="chat")
 
 
 def apply(agent, **arguments):
@@ -113,18 +122,18 @@ def test_wiki_search_returns_at_most_eight_pages_and_skips_the_machine_block(mas
 def test_the_tools_over_rest(master_client, master):
     answer = master_client.post(
         "/api/agents/master/tools/wiki_apply",
-        {"source": "chat", "title": "Eco", "kind": "entity", "sources": [], "body": "x"},
+        {"title": "Eco", "kind": "entity", "sources": [], "body": "x"},
         format="json",
     )
     assert answer.status_code == 422
     answer = master_client.post(
         "/api/agents/master/tools/wiki_apply",
-        {"source": "chat", "title": "Eco", "kind": "entity", "sources": ["conv:1"], "body": "x"},
+        {"title": "Eco", "kind": "entity", "sources": ["conv:1"], "body": "x"},
         format="json",
     )
     assert answer.status_code == 200, answer.content
     assert workspace.exists("memory/wiki/entities/eco.md")
     answer = master_client.post(
-        "/api/agents/master/tools/wiki_get", {"source": "chat", "title": "eco"}, format="json"
+        "/api/agents/master/tools/wiki_get", {"title": "eco"}, format="json"
     )
     assert answer.json()["result"].startswith("[memory/wiki/entities/eco.md]")

@@ -1,0 +1,223 @@
+"""The MCP server driven by the SDK's own client, over stdio and over Streamable HTTP
+(both protocol eras): tools without `source`, every tool called, resources, prompts, the
+presence rule from the credential, one agent per token, tool errors for bad calls."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+
+import httpx
+import pytest
+from mcp import MCPError
+
+from memory import clock
+from memory.models import Agent, ApiToken
+from proposals.models import Proposal
+from tests.mcp.conftest import agent_key, http_client, stdio_params
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+TOOLS = {
+    "memory_save", "memory_search", "memory_get", "user_memory_save", "user_memory_forget",
+    "memory_context", "wiki_get", "wiki_search", "wiki_apply",
+}  # fmt: skip
+FACT = {"name": "tea", "description": "likes green tea", "type": "preference", "body": "Sencha"}
+
+
+@pytest.fixture
+def home(master, workspace):
+    (workspace / "memory").mkdir(exist_ok=True)
+    (workspace / "MEMORY.md").write_text("# Memory\n- master's own line\n")
+    (workspace / "users/owner/facts").mkdir(parents=True)
+    (workspace / "users/owner/USER.md").write_text("Owner: Lan\n")
+    return workspace
+
+
+def run_async(coroutine):
+    """Run the client in a thread of its own: another test's browser (Playwright's sync
+    API) may have left this thread with a running event loop."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
+def text(result) -> str:
+    return result.content[0].text
+
+
+async def exercise(client) -> None:
+    listed = (await client.list_tools()).tools
+    assert {tool.name for tool in listed} == TOOLS
+    for tool in listed:
+        assert "source" not in tool.input_schema.get("properties", {}), tool.name
+        assert tool.title and tool.annotations is not None
+    hints = {tool.name: tool.annotations for tool in listed}
+    assert hints["memory_search"].read_only_hint is True
+    assert hints["user_memory_forget"].destructive_hint is True
+
+    saved = await client.call_tool("memory_save", {"text": "ran 5 km"})
+    assert not saved.is_error and text(saved).startswith("Saved to memory/")
+    found = await client.call_tool("memory_search", {"query": "ran km", "maxResults": 5})
+    assert found.structured_content["results"][0]["text"].endswith("ran 5 km")
+    got = await client.call_tool("memory_get", {"path": "MEMORY.md"})
+    assert text(got) == "# Memory\n- master's own line\n"
+    fact = await client.call_tool("user_memory_save", FACT)
+    assert fact.structured_content == {"status": "written", "path": "users/owner/facts/tea.md"}
+    forgot = await client.call_tool("user_memory_forget", {"name": "tea"})
+    assert forgot.structured_content["status"] == "written"
+    first = await client.call_tool("memory_context", {"conversation": "c1", "turn": "t1"})
+    assert "Owner: Lan" in first.structured_content["system"]
+    assert "ran 5 km" in first.structured_content["pre_turn"]
+    retry = await client.call_tool("memory_context", {"conversation": "c1", "turn": "t1"})
+    assert retry.structured_content == first.structured_content
+    page = {"title": "Eco", "kind": "entity", "sources": ["conv:1"], "body": "Due Friday."}
+    assert not (await client.call_tool("wiki_apply", page)).is_error
+    assert "Due Friday." in text(await client.call_tool("wiki_get", {"title": "eco"}))
+    assert text(await client.call_tool("wiki_search", {"query": "friday"})) == "[eco] Due Friday."
+
+    for name, arguments in [
+        ("memory_save", {"text": 5}),
+        ("memory_save", {"text": "x", "source": "chat"}),
+        ("memory_get", {"path": "../users/owner/USER.md"}),
+        ("wiki_apply", {**page, "sources": []}),
+        ("memory_delete", {}),
+    ]:
+        refused = await client.call_tool(name, arguments)
+        assert refused.is_error and text(refused).startswith("Error: "), (name, arguments)
+
+    uris = {resource.uri for resource in (await client.list_resources()).resources}
+    assert {"memory://user/USER.md", "memory://user/facts/INDEX.md"} <= uris
+    assert "memory://agents/master/MEMORY.md" in uris
+    assert "memory://agents/master/memory/wiki/entities/eco.md" in uris
+    day = clock.today().isoformat()
+    note = await client.read_resource(f"memory://agents/master/memory/{day}.md")
+    assert "ran 5 km" in note.contents[0].text
+    user = await client.read_resource("memory://user/USER.md")
+    assert user.contents[0].text == "Owner: Lan\n"
+    with pytest.raises(MCPError):
+        await client.read_resource("memory://agents/master/../users/owner/USER.md")
+
+    prompts = {prompt.name for prompt in (await client.list_prompts()).prompts}
+    assert prompts == {"setup_memory", "memory_flush"}
+    setup = await client.get_prompt("setup_memory")
+    assert "user_memory_save" in setup.messages[0].content.text
+    flush = await client.get_prompt("memory_flush")
+    assert len(flush.messages) == 2 and "NO_REPLY" in flush.messages[1].content.text
+
+
+async def propose_as_job(client) -> dict:
+    listed = (await client.list_tools()).tools
+    assert all("source" not in tool.input_schema.get("properties", {}) for tool in listed)
+    result = await client.call_tool("user_memory_save", FACT)
+    assert not result.is_error
+    return result.structured_content
+
+
+def assert_proposed_and_unwritten(structured, workspace, job: str) -> None:
+    assert structured["status"] == "proposed"
+    proposal = Proposal.objects.get(pk=structured["proposal"]["id"])
+    assert (proposal.status, proposal.source, proposal.kind) == ("pending", job, "user_fact")
+    assert not (workspace / "users/owner/facts/tea.md").exists()
+
+
+async def run_client(client, scenario):
+    async with client:
+        return await scenario(client)
+
+
+# --- stdio ------------------------------------------------------------------------------
+
+
+def test_stdio_serves_every_tool_resource_and_prompt(home):
+    from mcp import Client
+
+    run_async(run_client(Client(stdio_params(home, "--agent", "master")), exercise))
+
+
+def test_stdio_with_a_job_proposes_and_changes_no_file(home):
+    from mcp import Client
+
+    client = Client(stdio_params(home, "--agent", "master", "--job", "nightly"))
+    structured = run_async(run_client(client, propose_as_job))
+    assert_proposed_and_unwritten(structured, home, "job:nightly")
+
+
+# --- Streamable HTTP ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])  # 2026-07-28 and the handshake era
+def test_http_serves_every_tool_resource_and_prompt(home, master, http_server, mode):
+    key = agent_key(master)
+
+    async def scenario(client):
+        expected = "2026-07-28" if mode == "auto" else "2025-11-25"
+        assert client.protocol_version == expected
+        await exercise(client)
+
+    run_async(run_client(http_client(http_server, key, mode=mode), scenario))
+
+
+def test_http_with_a_job_token_proposes_whatever_the_header_says(home, master, http_server):
+    key = agent_key(master, job="nightly")
+    client = http_client(http_server, key, **{"X-Memory-Source": "chat"})
+    structured = run_async(run_client(client, propose_as_job))
+    assert_proposed_and_unwritten(structured, home, "job:nightly")
+
+
+def test_an_interactive_token_names_its_channel(home, master, http_server):
+    client = http_client(http_server, agent_key(master), **{"X-Memory-Source": "telegram"})
+
+    async def save(client):
+        return await client.call_tool("user_memory_save", FACT)
+
+    assert not run_async(run_client(client, save)).is_error
+    assert "source: telegram" in (home / "users/owner/facts/tea.md").read_text()
+
+
+def test_agent_b_reaches_only_b(home, master, http_server):
+    helper = Agent.objects.create(id="helper", name="Helper")
+    (home / "agents/helper/MEMORY.md").write_text("helper's line\n")
+
+    async def scenario(client):
+        got = await client.call_tool("memory_get", {"path": "MEMORY.md"})
+        assert text(got) == "helper's line\n"
+        uris = {resource.uri for resource in (await client.list_resources()).resources}
+        assert not any(uri.startswith("memory://agents/master/") for uri in uris)
+        with pytest.raises(MCPError):
+            await client.read_resource("memory://agents/master/MEMORY.md")
+        searched = await client.call_tool("memory_search", {"query": "master"})
+        assert "master's own line" not in text(searched)
+
+    run_async(run_client(http_client(http_server, agent_key(helper)), scenario))
+
+
+@pytest.mark.parametrize(
+    "authorization, status",
+    [(None, 401), ("Bearer nope", 401), ("Token nope", 401), ("Bearer a b", 401)],
+)
+def test_no_or_a_bad_token_is_401(http_server, master, authorization, status):
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    if authorization:
+        headers["Authorization"] = authorization
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    response = httpx.post(f"{http_server}/mcp", json=body, headers=headers)
+    assert response.status_code == status
+    assert response.headers["www-authenticate"].startswith("Bearer")
+
+
+def test_an_owner_token_is_403_and_a_bad_source_header_422(http_server, master, alice):
+    owner = ApiToken.issue(user=alice)[1]
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    assert (
+        httpx.post(
+            f"{http_server}/mcp", json=body, headers={"Authorization": f"Bearer {owner}"}
+        ).status_code
+        == 403
+    )
+    headers = {"Authorization": f"Token {agent_key(master)}", "X-Memory-Source": "a person"}
+    assert httpx.post(f"{http_server}/mcp", json=body, headers=headers).status_code == 422
+
+
+def test_the_rest_of_the_site_is_served_on_the_same_port(http_server, master):
+    assert httpx.get(f"{http_server}/api/stats").status_code in (401, 403)
+    assert httpx.get(f"{http_server}/manage/memory/", follow_redirects=False).status_code == 302

@@ -198,8 +198,11 @@ MEMORY_LLM_TIMEOUT = float(os.environ.get("MEMORY_LLM_TIMEOUT", "120"))
 # Seconds before the first retry on 429/5xx/connection errors (doubled for the second).
 MEMORY_LLM_RETRY_DELAY = float(os.environ.get("MEMORY_LLM_RETRY_DELAY", "1"))
 MEMORY_LLM_MAX_TOKENS = env_int("MEMORY_LLM_MAX_TOKENS", 8192)  # Anthropic's required cap
-# A running run whose heartbeat is older than this is failed as "worker lost".
-MEMORY_RUN_LEASE_SECONDS = env_int("MEMORY_RUN_LEASE_SECONDS", 15 * 60)
+# A claimed run whose heartbeat (renewed every quarter of this by its process) is older
+# than this is failed as "worker lost" and started again once (memory.jobs.runs).
+MEMORY_RUN_LEASE_SECONDS = env_int("MEMORY_RUN_LEASE_SECONDS", 120)
+# A run no worker claimed within this is lost too (its task vanished with a cluster).
+MEMORY_RUN_QUEUED_LEASE_SECONDS = env_int("MEMORY_RUN_QUEUED_LEASE_SECONDS", 30 * 60)
 # US dollars per million tokens: (input, output). Unknown models cost 0 and say so.
 MEMORY_LLM_PRICES = {
     "gpt-4o": (Decimal("2.50"), Decimal("10.00")),

@@ -188,6 +188,15 @@ if os.environ.get("Q_REDIS_URL"):
     Q_CLUSTER["redis"] = os.environ["Q_REDIS_URL"]
 # Tests run tasks inline unless they start a real cluster.
 Q_CLUSTER["sync"] = env_bool("Q_SYNC", False)
+# The cluster's supervisor (`manage.py memory_worker`, memory.cluster): a guard that has
+# not beaten for this long is stuck and its cluster is started anew; lost runs are reaped
+# this often; a cluster that fails to come up this many times in a row ends the command.
+MEMORY_WORKER_STALE_SECONDS = env_int("MEMORY_WORKER_STALE_SECONDS", 30)
+MEMORY_WORKER_REAP_SECONDS = env_int("MEMORY_WORKER_REAP_SECONDS", 15)
+MEMORY_WORKER_STOP_SECONDS = env_int("MEMORY_WORKER_STOP_SECONDS", 30)
+MEMORY_WORKER_GIVE_UP = env_int("MEMORY_WORKER_GIVE_UP", 5)
+# /healthz and memory_health: unhealthy when no worker cluster beat for this long.
+MEMORY_HEALTH_WORKER_SECONDS = env_int("MEMORY_HEALTH_WORKER_SECONDS", 60)
 
 # Model providers (SPEC §13).
 MEMORY_LLM_PROVIDER = os.environ.get("MEMORY_LLM_PROVIDER", "openai")

@@ -54,6 +54,7 @@ from django_q.cluster import Sentinel
 log = logging.getLogger(__name__)
 
 EXIT_RESTART = 75  # EX_TEMPFAIL: "start me again"
+STARTUP_SECONDS = 60  # a cluster not beating by then never came up
 
 
 def _setting(name: str, default: float) -> float:
@@ -128,7 +129,7 @@ class Supervisor:
 
     def __init__(self) -> None:
         self.stale = _setting("MEMORY_WORKER_STALE_SECONDS", 30)
-        self.startup = _setting("MEMORY_WORKER_STARTUP_SECONDS", 60)
+        self.startup = STARTUP_SECONDS
         self.stop_grace = _setting("MEMORY_WORKER_STOP_SECONDS", 30)
         self.reap_every = _setting("MEMORY_WORKER_REAP_SECONDS", 15)
         self.give_up = int(_setting("MEMORY_WORKER_GIVE_UP", 5))

@@ -138,3 +138,74 @@ def probe(seconds: float = 60) -> float:
         what=f"probe task {task_id} processed",
     )
     return time.monotonic() - started
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]
+
+
+class RedisServer:
+    """A throwaway `redis-server` (Debian's package), no persistence."""
+
+    def __init__(
+        self,
+        workdir: Path,
+        *,
+        host: str = "127.0.0.1",
+        port: int | None = None,
+        prefix: list[str] | None = None,
+    ) -> None:
+        import shutil
+
+        binary = shutil.which("redis-server")
+        if binary is None:
+            raise RuntimeError("redis-server is not installed (apt-get install redis-server)")
+        self.host, self.port = host, port or free_port(host)
+        workdir.mkdir(parents=True, exist_ok=True)
+        self._log = (workdir / "redis.log").open("w")
+        self.proc = subprocess.Popen(
+            [
+                *(prefix or []),
+                binary,
+                "--bind",
+                host,
+                "--port",
+                str(self.port),
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(workdir),
+                "--protected-mode",
+                "no",
+            ],
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        import redis
+
+        client = redis.Redis(host=host, port=self.port, socket_connect_timeout=1)
+
+        def up() -> bool:
+            try:
+                return bool(client.ping())
+            except redis.RedisError:
+                return False
+
+        wait_for(up, seconds=30, what="redis-server up")
+
+    @property
+    def url(self) -> str:
+        return f"redis://{self.host}:{self.port}/0"
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+        self._log.close()

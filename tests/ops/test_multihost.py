@@ -299,10 +299,12 @@ def test_several_hosts_one_workspace(hosts, model):
     old = time.time() - 3600
     for agent in agents:
         os.utime(cluster.home / "agents" / agent / "MEMORY.md", (old, old))
-    keys = {
-        agent: cluster.manage("memory_token", "agent", agent).strip()
-        for agent in agents + ["proposer", "master"]
-    }
+    # One process issues every agent's token (what `memory_token agent <id>` does each).
+    issue = (
+        "import json; from memory.models import Agent, ApiToken; "
+        "print(json.dumps({a.id: ApiToken.issue(agent=a)[1] for a in Agent.objects.all()}))"
+    )
+    keys = json.loads(cluster.manage("shell", "-c", issue).strip().splitlines()[-1])
     for index, agent in enumerate(agents):
         with cluster.client(index, keys[agent]) as client:
             assert (

@@ -5,7 +5,7 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView
 
-from memory.health import healthz
+from memoryproject.health import healthz
 
 urlpatterns = [
     path("", RedirectView.as_view(url="/manage/memory/", permanent=False)),

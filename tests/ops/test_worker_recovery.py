@@ -149,7 +149,7 @@ def test_a_consolidation_whose_worker_is_killed_is_reaped_and_redone(start_worke
             MEMORY_LLM_TIMEOUT="60",
             MEMORY_RUN_LEASE_SECONDS="4",
         )
-        from memory.consolidate import start_consolidation
+        from memory.jobs.nightly import start_consolidation
 
         run = start_consolidation(agent)
         wait_for(lambda: model.requests, seconds=30, what="the model is asked")

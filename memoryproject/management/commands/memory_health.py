@@ -8,7 +8,7 @@ import sys
 
 from django.core.management.base import BaseCommand
 
-from memory.health import report
+from memoryproject.health import report
 
 
 class Command(BaseCommand):

@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 PORT ?= 8000
 
-.PHONY: setup run test lint format demo bench clean
+.PHONY: setup run test test-slow lint format demo bench clean
 
 setup: $(STAMP)
 
@@ -24,6 +24,11 @@ run: setup
 
 test: setup
 	$(BIN)/pytest $(PYTEST_ARGS)
+
+# The process-level tests (worker kills, the fault suite, several hosts): minutes, not
+# seconds, so `make test` skips them; .ci/run runs both.
+test-slow: setup
+	$(BIN)/pytest --run-slow -m slow -s $(PYTEST_ARGS)
 
 lint: setup
 	$(BIN)/ruff format --check .

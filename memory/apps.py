@@ -9,8 +9,8 @@ class MemoryConfig(AppConfig):
         from django.db.models.signals import post_delete, post_migrate, post_save
 
         from memory import agents, kinds, tools
-        from memory.jobs import consolidate, hygiene, schedules
-        from memory.models import Agent
+        from memory.jobs import consolidate, hygiene, runs, schedules
+        from memory.models import Agent, Run
         from proposals.actions import register_kind
 
         for kind in (
@@ -22,6 +22,8 @@ class MemoryConfig(AppConfig):
         ):
             register_kind(kind)
         tools.register_tools(tools.MEMORY_TOOLS, tools.PROMPTS_DIR)
+        # A consolidation lost with its worker is started again once (memory.jobs.runs).
+        runs.register_redo(Run.Kind.CONSOLIDATE, "memory.jobs.tasks.consolidate_task")
 
         # Every agent, however created, gets its dir (SPEC §1).
         post_save.connect(agents.on_agent_saved, sender=Agent, dispatch_uid="memory-agent-dirs")

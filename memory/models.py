@@ -209,3 +209,23 @@ class ScriptEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.agent_id}/{self.scope}/{self.scope_id}/{self.key}"
+
+
+class WorkerBeat(models.Model):
+    """A django-q2 cluster under its supervisor (memory.jobs.cluster), alive: renewed every few
+    seconds while its guard loop runs, removed when it stops. `GET /healthz` reads the
+    newest one."""
+
+    name = models.CharField(max_length=200, unique=True)  # "<host>:<supervisor pid>"
+    host = models.CharField(max_length=200)
+    pid = models.PositiveIntegerField()
+    broker = models.CharField(max_length=50, blank=True, default="")
+    started_at = models.DateTimeField()
+    beat_at = models.DateTimeField()
+    restarts = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["-beat_at"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.beat_at:%H:%M:%S})"

@@ -422,3 +422,25 @@ def create(rel: str, text: str = "") -> bool:
             return False
         write(rel, text)
     return True
+
+
+class Health(NamedTuple):
+    path: str
+    exists: bool
+    writable: bool
+    read_only_mount: bool
+    free_bytes: int
+
+
+def health() -> Health:
+    """Can the workspace take writes? Looked at without writing anything: the root exists,
+    this process may write in it (os.access, which also says no on a read-only mount), the
+    mount is not read-only, and the bytes free to this user."""
+    base = root()
+    try:
+        info = os.statvfs(base)
+    except OSError:
+        return Health(str(base), False, False, False, 0)
+    read_only = bool(info.f_flag & os.ST_RDONLY)
+    writable = base.is_dir() and os.access(base, os.W_OK | os.X_OK) and not read_only
+    return Health(str(base), base.is_dir(), writable, read_only, info.f_bavail * info.f_frsize)

@@ -222,6 +222,15 @@ if os.environ.get("Q_REDIS_URL"):
     Q_CLUSTER["redis"] = os.environ["Q_REDIS_URL"]
 # Tests run tasks inline unless they start a real cluster.
 Q_CLUSTER["sync"] = env_bool("Q_SYNC", False)
+# The cluster's supervisor (`manage.py memory_worker`, memory.cluster): a guard that has
+# not beaten for this long is stuck and its cluster is started anew; lost runs are reaped
+# this often; a cluster that fails to come up this many times in a row ends the command.
+MEMORY_WORKER_STALE_SECONDS = env_int("MEMORY_WORKER_STALE_SECONDS", 30)
+MEMORY_WORKER_REAP_SECONDS = env_int("MEMORY_WORKER_REAP_SECONDS", 15)
+MEMORY_WORKER_STOP_SECONDS = env_int("MEMORY_WORKER_STOP_SECONDS", 30)
+MEMORY_WORKER_GIVE_UP = env_int("MEMORY_WORKER_GIVE_UP", 5)
+# /healthz and memory_health: unhealthy when no worker cluster beat for this long.
+MEMORY_HEALTH_WORKER_SECONDS = env_int("MEMORY_HEALTH_WORKER_SECONDS", 60)
 
 # Model providers (SPEC §13).
 MEMORY_LLM_PROVIDER = os.environ.get("MEMORY_LLM_PROVIDER", "openai")
@@ -232,8 +241,11 @@ MEMORY_LLM_TIMEOUT = env_float("MEMORY_LLM_TIMEOUT", 120)
 # Seconds before the first retry on 429/5xx/connection errors (doubled for the second).
 MEMORY_LLM_RETRY_DELAY = env_float("MEMORY_LLM_RETRY_DELAY", 1)
 MEMORY_LLM_MAX_TOKENS = env_int("MEMORY_LLM_MAX_TOKENS", 8192)  # Anthropic's required cap
-# A running run whose heartbeat is older than this is failed as "worker lost".
-MEMORY_RUN_LEASE_SECONDS = env_int("MEMORY_RUN_LEASE_SECONDS", 15 * 60)
+# A claimed run whose heartbeat (renewed every quarter of this by its process) is older
+# than this is failed as "worker lost" and started again once (memory.jobs.runs).
+MEMORY_RUN_LEASE_SECONDS = env_int("MEMORY_RUN_LEASE_SECONDS", 120)
+# A run no worker claimed within this is lost too (its task vanished with a cluster).
+MEMORY_RUN_QUEUED_LEASE_SECONDS = env_int("MEMORY_RUN_QUEUED_LEASE_SECONDS", 30 * 60)
 # US dollars per million tokens: (input, output). Unknown models cost 0 and say so.
 MEMORY_LLM_PRICES = {
     "gpt-4o": (Decimal("2.50"), Decimal("10.00")),

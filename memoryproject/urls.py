@@ -5,8 +5,11 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView
 
+from memoryproject.health import healthz
+
 urlpatterns = [
     path("", RedirectView.as_view(url="/manage/memory/", permanent=False)),
+    path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/", include("memory.api.urls")),

@@ -13,6 +13,12 @@ way in obeys the same rules:
 - **Write last.** Files are written after the row update, still inside the transaction and
   with the file locks held until the commit, so a failed write rolls the row back (and
   files already written in the batch are put back).
+- **A crash between the write and the commit** (the process killed) leaves the files
+  written and the row `pending`. Approving again reconciles: a target that already holds
+  exactly the bytes the proposal writes counts as applied (only the others are written),
+  so the retry records the approval and undo works; rejecting such a proposal is 409 (its
+  change is on disk: approve it, then undo). Only a target holding something else than
+  its base or its planned bytes makes the proposal `superseded`.
 - **Lock order: files, then the database**, as everywhere else (consolidation creates its
   proposal while holding MEMORY.md's lock). Reversing it would let an approval and a
   consolidation wait on each other until SQLite's busy timeout.
@@ -274,17 +280,22 @@ def approve(proposal: Proposal, *, by: str) -> Proposal:
     # Lock order everywhere: files first, then the database (consolidation proposes while
     # holding MEMORY.md's lock). The locks are held until after the commit, so nobody can
     # slip a write between the hash check and the commit.
+    planned = {path: workspace.hash_text(text) for path, text in writes.items()}
     with _locked_all(list(writes)):
         with transaction.atomic():
             _claim(proposal, APPROVED, by=by, now=timezone.now())
-            stale = [path for path in writes if workspace.file_hash(path) != bases.get(path)]
+            current = {path: workspace.file_hash(path) for path in writes}
+            # A target already holding the planned bytes was written by an approval that
+            # died before its commit (see the module docstring): it counts as applied.
+            stale = [
+                path for path in writes if current[path] not in (bases.get(path), planned[path])
+            ]
             if stale:
                 Proposal.objects.filter(pk=proposal.pk).update(status=SUPERSEDED)
             else:
-                applied = {path: workspace.hash_text(text) for path, text in writes.items()}
-                Proposal.objects.filter(pk=proposal.pk).update(applied_hashes=applied)
+                Proposal.objects.filter(pk=proposal.pk).update(applied_hashes=planned)
                 # Last: a failing write raises out of the atomic block and rolls back.
-                _write_texts(writes)
+                _write_texts({p: t for p, t in writes.items() if current[p] != planned[p]})
     proposal.refresh_from_db()
     if stale:
         raise Conflict(
@@ -302,9 +313,30 @@ def apply_now(proposal: Proposal, *, by: str) -> Proposal:
 
 
 def reject(proposal: Proposal, *, by: str) -> Proposal:
-    """Reject a pending proposal; writes nothing. Conflict when no longer pending."""
-    with transaction.atomic():
-        _claim(proposal, REJECTED, by=by, now=timezone.now())
+    """Reject a pending proposal; writes nothing. Conflict when no longer pending, and
+    when its change is already on disk (every changed target holds exactly its planned
+    bytes: an approval died before its commit) — rejecting would leave history saying
+    "not applied" over an applied change; approve it to record it, then undo."""
+    row = _stored_or_404(proposal)
+    writes = planned_writes(row)
+    bases = _base_hashes(row)
+    with _locked_all(list(writes)):
+        with transaction.atomic():
+            _claim(proposal, REJECTED, by=by, now=timezone.now())
+            changing = [
+                path
+                for path, text in writes.items()
+                if workspace.hash_text(text) != bases.get(path)
+            ]
+            if changing and all(
+                workspace.file_hash(path) == workspace.hash_text(writes[path]) for path in changing
+            ):
+                raise Conflict(
+                    f"Proposal {proposal.pk}'s change is already on disk (an approval was "
+                    "interrupted before it was recorded): approve it to record it, then undo "
+                    "it if it is not wanted.",
+                    status=PENDING,
+                )
     proposal.refresh_from_db()
     return proposal
 

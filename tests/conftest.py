@@ -13,6 +13,23 @@ from memory.models import Agent, ApiToken
 from tests.fakellm import FakeLLM
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        "--run-slow",
+        action="store_true",
+        help="also run the process-level tests marked slow (make test-slow; .ci/run does)",
+    )
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--run-slow"):
+        return
+    skip = pytest.mark.skip(reason="slow process-level test: run by `make test-slow` (.ci/run)")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _live_server_backlog():
     """Django's test server listens with a backlog of 10; the concurrency tests open 16+

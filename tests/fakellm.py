@@ -45,14 +45,18 @@ class Recorded:
     path: str
     headers: dict[str, str]
     body: dict = field(default_factory=dict)
+    client: str = ""  # the caller's address
+    started: float = 0.0  # time.monotonic() when the request arrived
+    finished: float = 0.0  # … and when its answer was sent (0 while in flight)
 
 
 class FakeLLM:
-    def __init__(self) -> None:
+    def __init__(self, host: str = "127.0.0.1") -> None:
+        self.host = host
         self.replies: list[Any] = []
         self.requests: list[Recorded] = []
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server = ThreadingHTTPServer((host, 0), self._handler())
         self._server.daemon_threads = True
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
@@ -66,7 +70,7 @@ class FakeLLM:
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+        return f"http://{self.host}:{self.port}/v1"
 
     def start(self) -> FakeLLM:
         self._thread.start()
@@ -104,10 +108,21 @@ class FakeLLM:
                     body = json.loads(raw or b"{}")
                 except ValueError:
                     body = {}
+                record = Recorded(
+                    self.path,
+                    {k.lower(): v for k, v in self.headers.items()},
+                    body,
+                    client=self.client_address[0],
+                    started=time.monotonic(),
+                )
                 with fake._lock:
-                    fake.requests.append(
-                        Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
-                    )
+                    fake.requests.append(record)
+                try:
+                    self._answer(body)
+                finally:
+                    record.finished = time.monotonic()
+
+            def _answer(self, body: dict) -> None:
                 path = self.path.split("?", 1)[0]
                 if path not in ("/v1/chat/completions", "/v1/messages"):
                     self._send(404, json.dumps({"error": "not found"}))

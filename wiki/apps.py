@@ -6,7 +6,9 @@ class WikiConfig(AppConfig):
     verbose_name = "Wiki"
 
     def ready(self) -> None:
+        from memory.jobs import runs
         from memory.jobs.nightly import register_follow_up
+        from memory.models import Run
         from memory.tools import register_tools
         from proposals.actions import register_kind
         from wiki import compile, tools
@@ -15,3 +17,5 @@ class WikiConfig(AppConfig):
         register_tools(tools.WIKI_TOOLS, tools.PROMPTS_DIR)
         # The vault settles from the same nightly read as MEMORY.md (§10.5).
         register_follow_up("wiki compile", compile.compile_after_consolidation)
+        # A compile lost with its worker is started again once (memory.jobs.runs).
+        runs.register_redo(Run.Kind.COMPILE, "wiki.compile.run_compile")

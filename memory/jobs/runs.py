@@ -4,11 +4,20 @@ At most one consolidation-or-compile runs per agent. The database decides, with 
 partial unique constraint `one_running_rewrite_per_agent`, so the rule holds across
 django-q2 workers and machines; `start_run` turns the IntegrityError into a Conflict (409).
 
-A worker that dies leaves its row `running`. Runs carry a lease: `heartbeat_at` (or
-`started_at` before the first heartbeat) older than MEMORY_RUN_LEASE_SECONDS means the
-worker is lost, and `reap_stale_runs` marks the row failed. It is called before every
-start and by a periodic django-q2 schedule, so a crash cannot block an agent for longer
-than the lease.
+A worker that dies leaves its row `running`. Runs carry a lease:
+
+- a claimed run's `heartbeat_at` is renewed every quarter lease by a thread of the process
+  that claimed it (`claim_run` starts it, `finish_run` stops it); older than
+  MEMORY_RUN_LEASE_SECONDS means that process is gone;
+- a run not yet claimed (its task waits in the broker or in a cluster's memory) is lost
+  when its `started_at` is older than MEMORY_RUN_QUEUED_LEASE_SECONDS (longer: a full queue
+  is not a crash; the ORM broker redelivers a lost task after Q_RETRY anyway).
+
+`reap_stale_runs` fails lost runs ("worker lost") and starts each one again once (a run
+whose kind registered a task with `register_redo`, and that is not itself a redo). It is
+called by every worker supervisor (memory.jobs.cluster) every few seconds, by a periodic
+django-q2 schedule, and before every start (there without a redo: the caller starts one),
+so a crash blocks an agent for no longer than the lease.
 
 `heartbeat_at` is NULL until a worker claims the run (`claim_run`), which makes a task
 delivered twice harmless: only one delivery claims it.
@@ -22,6 +31,8 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import threading
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -41,8 +52,26 @@ REWRITE_KINDS = (Run.Kind.CONSOLIDATE, Run.Kind.COMPILE)
 T = TypeVar("T")
 
 
+REDO_PREFIX = "redo of #"
+
+
 def lease_seconds() -> int:
-    return int(getattr(settings, "MEMORY_RUN_LEASE_SECONDS", 15 * 60))
+    """How long a claimed run lives without a heartbeat."""
+    return int(getattr(settings, "MEMORY_RUN_LEASE_SECONDS", 120))
+
+
+def queued_lease_seconds() -> int:
+    """How long a run may wait for a worker to claim it."""
+    return max(int(getattr(settings, "MEMORY_RUN_QUEUED_LEASE_SECONDS", 30 * 60)), lease_seconds())
+
+
+_REDO_TASKS: dict[str, str] = {}
+
+
+def register_redo(kind: str, task: str) -> None:
+    """Runs of `kind` lost with their worker are started again once, by queueing
+    `task(run id)` (a dotted path, as `start_queued` takes) for a new run."""
+    _REDO_TASKS[kind] = task
 
 
 def get_run_or_404(run_id: int) -> Run:
@@ -65,7 +94,7 @@ def start_run(agent: Agent, kind: str, *, trigger: str, task_key: str | None = N
         existing = Run.objects.filter(task_key=task_key).first()
         if existing is not None:
             return existing
-    reap_stale_runs(agent=agent)
+    reap_stale_runs(agent=agent, redo=False)  # the run started here replaces a lost one
     try:
         with transaction.atomic():
             return Run.objects.create(
@@ -111,7 +140,61 @@ def claim_run(run: Run) -> bool:
     ).update(heartbeat_at=timezone.now())
     if claimed:
         run.refresh_from_db()
+        _keeper.keep(run.pk)
     return bool(claimed)
+
+
+class _LeaseKeeper:
+    """One daemon thread per process renewing the heartbeat of every run this process
+    claimed and has not finished, every quarter lease — so a long model call or a slow
+    step never loses its lease, and a dead process loses it within one lease. The thread
+    touches the database only while it holds runs."""
+
+    def __init__(self) -> None:
+        self._ids: set[int] = set()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def keep(self, run_id: int) -> None:
+        with self._lock:
+            self._ids.add(run_id)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(
+                    target=self._loop, name="memory-run-lease", daemon=True
+                )
+                self._thread.start()
+
+    def drop(self, run_id: int) -> None:
+        with self._lock:
+            self._ids.discard(run_id)
+
+    def held(self) -> set[int]:
+        with self._lock:
+            return set(self._ids)
+
+    def _loop(self) -> None:
+        from django.db import connection
+
+        last = time.monotonic()
+        while True:
+            time.sleep(0.5)
+            ids = self.held()
+            if not ids or time.monotonic() - last < lease_seconds() / 4:
+                continue
+            last = time.monotonic()
+            try:
+                running = Run.objects.filter(pk__in=ids, status=Run.Status.RUNNING)
+                running.update(heartbeat_at=timezone.now())
+                still = set(running.values_list("pk", flat=True))
+                with self._lock:
+                    self._ids &= still | (self._ids - ids)
+            except Exception:  # the next beat tries again; the lease is four beats long
+                log.warning("could not renew the lease of runs %s", sorted(ids), exc_info=True)
+            finally:
+                connection.close()
+
+
+_keeper = _LeaseKeeper()
 
 
 def heartbeat(run: Run) -> None:
@@ -147,6 +230,7 @@ def finish_run(
     keeps that verdict (logged), so two writers never fight over one row.
     """
     record_usage(run, answer)
+    _keeper.drop(run.pk)
     now = timezone.now()
     updated = Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING).update(
         status=status,
@@ -186,26 +270,71 @@ def record_run(
     return run
 
 
-def reap_stale_runs(*, agent: Agent | None = None, now: dt.datetime | None = None) -> int:
+def _duration(seconds: int) -> str:
+    if seconds % 60 == 0:
+        minutes = seconds // 60
+        return f"{minutes} minute{'s' if minutes != 1 else ''}"
+    return f"{seconds} seconds"
+
+
+def reap_stale_runs(
+    *, agent: Agent | None = None, now: dt.datetime | None = None, redo: bool = True
+) -> int:
     """Mark `running` runs whose lease expired as failed ("worker lost"). Returns how many.
-    A conditional update: a run that finishes meanwhile is left alone."""
+    A conditional update: a run that finishes or heartbeats meanwhile is left alone, and
+    of several reapers only one fails (and redoes) a run.
+
+    With `redo`, a lost run whose kind registered a task (`register_redo`) is started
+    again once as a new queued run triggered "redo of #<id>" (a redo is never redone;
+    while another rewrite runs for the agent, none is started), and the lost run's summary
+    names it."""
     now = now or timezone.now()
-    cutoff = now - dt.timedelta(seconds=lease_seconds())
-    lost = Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, started_at__lt=cutoff)
-    stale = Run.objects.filter(lost, status=Run.Status.RUNNING)
+    claimed_cutoff = now - dt.timedelta(seconds=lease_seconds())
+    queued_cutoff = now - dt.timedelta(seconds=queued_lease_seconds())
+    lost_claimed = Q(heartbeat_at__lt=claimed_cutoff)
+    lost_queued = Q(heartbeat_at__isnull=True, started_at__lt=queued_cutoff)
+    stale = Run.objects.filter(lost_claimed | lost_queued, status=Run.Status.RUNNING)
     if agent is not None:
         stale = stale.filter(agent=agent)
     reaped = 0
-    for run_id in list(stale.values_list("pk", flat=True)):
+    for run_id, beat in list(stale.values_list("pk", "heartbeat_at")):
+        if beat is None:
+            lost, summary = (
+                lost_queued,
+                (f"worker lost: not picked up within {_duration(queued_lease_seconds())}"),
+            )
+        else:
+            lost, summary = (
+                lost_claimed,
+                (f"worker lost: no heartbeat for more than {_duration(lease_seconds())}"),
+            )
         # Conditional on the same test, so a run that heartbeats meanwhile is left alone.
-        reaped += Run.objects.filter(lost, pk=run_id, status=Run.Status.RUNNING).update(
-            status=Run.Status.FAILED,
-            finished_at=now,
-            summary=f"worker lost: no heartbeat for more than {lease_seconds() // 60} minutes",
-        )
+        if not Run.objects.filter(lost, pk=run_id, status=Run.Status.RUNNING).update(
+            status=Run.Status.FAILED, finished_at=now, summary=summary
+        ):
+            continue
+        reaped += 1
+        if redo:
+            _redo(Run.objects.select_related("agent").get(pk=run_id), summary)
     if reaped:
         log.warning("reaped %d lost run(s)", reaped)
     return reaped
+
+
+def _redo(lost: Run, summary: str) -> None:
+    task = _REDO_TASKS.get(lost.kind)
+    if task is None or lost.trigger.startswith(REDO_PREFIX):
+        return
+    try:
+        again = start_queued(lost.agent, lost.kind, trigger=f"{REDO_PREFIX}{lost.pk}", task=task)
+    except Conflict:
+        note = "not redone: another consolidation or compile is running"
+    except Exception:
+        log.exception("could not redo lost run %s", lost.pk)
+        note = "could not be redone"
+    else:
+        note = f"redone as run #{again.pk}"
+    Run.objects.filter(pk=lost.pk).update(summary=f"{summary}; {note}")
 
 
 # --- one step of a run ---------------------------------------------------------------------

@@ -155,13 +155,19 @@ def test_a_lost_worker_is_reaped_after_its_lease(owner_client, helper_agent, set
     assert reap_runs_task() == 1
 
     run.refresh_from_db()
+    redo = Run.objects.exclude(pk=run.pk).get()
     assert run.status == "failed"
-    assert run.summary == "worker lost: no heartbeat for more than 10 minutes"
-    assert owner_client.post(url("helper")).status_code == 202
+    assert run.summary == (
+        f"worker lost: no heartbeat for more than 10 minutes; redone as run #{redo.pk}"
+    )
+    # The lost consolidation is started again once; while it runs, another start is 409.
+    assert (redo.status, redo.trigger) == ("running", f"redo of #{run.pk}")
+    assert owner_client.post(url("helper")).status_code == 409
 
 
 def test_a_new_trigger_reaps_a_run_never_picked_up(owner_client, helper_agent, settings):
     settings.MEMORY_RUN_LEASE_SECONDS = 600
+    settings.MEMORY_RUN_QUEUED_LEASE_SECONDS = 900
     run = runs.start_run(helper_agent, Run.Kind.CONSOLIDATE, trigger="api")
     Run.objects.filter(pk=run.pk).update(started_at=timezone.now() - dt.timedelta(minutes=20))
 

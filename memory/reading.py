@@ -3,7 +3,8 @@ memory_search shows, in pages of at most 120 lines / 12,000 characters.
 
 What may be read, by a path relative to the agent dir (facts: relative to the home):
 
-- `MEMORY.md` and `memory/**/*.md` of this agent;
+- `MEMORY.md` (or `memory.md`, where that stands for it) and `memory/**/*.md` of this
+  agent;
 - `users/owner/facts/<name>.md`, a fact (a valid fact name: INDEX.md is not one).
 
 Anything else is PathRefused (422) before a byte is read: `..`, `.` or empty parts,
@@ -20,7 +21,7 @@ import io
 import re
 import unicodedata
 
-from memory import workspace
+from memory import agents, workspace
 from memory.errors import NotFound, PathRefused
 from memory.models import Agent
 from memory.text import FACT_NAME_RE
@@ -67,7 +68,7 @@ def _may_read(agent: Agent, ws_rel: str) -> bool:
     """Whether a workspace-relative path is one this agent may read."""
     if _is_fact(ws_rel):
         return True
-    if ws_rel == agent.path("MEMORY.md"):
+    if ws_rel == agents.memory_file(agent):
         return True
     return ws_rel.startswith(agent.path("memory") + "/") and ws_rel.endswith(".md")
 
@@ -84,6 +85,9 @@ def _workspace_path(agent: Agent, path: str) -> str:
         return path
     if path == "users/owner/USER.md":
         raise PathRefused("USER.md is already in your prompt.")
+    if path == agents.MEMORY_FILE:
+        # The long-term file by its usual name, whichever spelling this workspace uses.
+        return agents.memory_file(agent)
     ws_rel = agent.path(path)
     if not _may_read(agent, ws_rel):
         raise PathRefused(
@@ -160,7 +164,8 @@ def list_memory_files(agent: Agent) -> list[str]:
     """The paths memory_get can read of this agent's own files, relative to its dir:
     MEMORY.md (when it exists) and every Markdown file below memory/ (notes, hand-kept
     files, wiki pages and reports), sorted. Symlinks and hidden files are left out."""
-    paths = ["MEMORY.md"] if workspace.exists(agent.path("MEMORY.md")) else []
+    name = agents.memory_file_name(agent)
+    paths = [name] if workspace.exists(agent.path(name)) else []
     prefix = f"{agent.dir}/" if agent.dir else ""
     for info in workspace.list_files(agent.path("memory"), recursive=True):
         paths.append(info.path[len(prefix) :])

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 
 from memory import text as text_rules
 from memory import workspace
+from memory.agents import memory_file_name
 from memory.errors import InvalidInput, PathRefused
 from memory.models import Agent
 
@@ -195,7 +196,8 @@ def _agent_sources(agent: Agent) -> list[_Source]:
     default agent, whose dir is the home)."""
     scope = f"agent:{agent.id}"
     cut = len(agent.dir) + 1 if agent.dir else 0
-    found = [scanned for scanned in _scan(agent.dir) if scanned.path[cut:] == "MEMORY.md"]
+    memory_name = memory_file_name(agent)  # MEMORY.md, or memory.md standing for it
+    found = [scanned for scanned in _scan(agent.dir) if scanned.path[cut:] == memory_name]
     found += _scan(agent.path("memory"), recursive=True)
     agent_id = agent.id
     return [(s[3], s[0][cut:], s, False, scope, agent_id) for s in found]

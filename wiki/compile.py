@@ -5,6 +5,9 @@ Flow of one run (`run_compile`, called by the API's task and by the chain after 
 consolidation alike):
 
 1. No model configured → `skipped` ("no model configured"). No daily notes → `skipped`.
+   The compile chained after a consolidation is `skipped` too, with no model call, when no
+   note of the block is new or changed since the last compile that read it (names and
+   hashes kept on each run, `memory.jobs.runs.new_or_changed`).
 2. Read the notes block consolidation reads (`memory.notes.read_notes_block`), the
    vault's table of contents and the text of the pages the notes mention; ask the model
    (prompts in wiki/prompts/compile_*.md).
@@ -31,7 +34,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from memory import clock, notes, workspace
+from memory import clock, notes
 from memory.errors import Conflict, DomainError, InvalidInput
 from memory.jobs import runs
 from memory.jobs.llm import NO_MODEL, BadAnswer, get_provider, render_prompt
@@ -242,7 +245,7 @@ def build_prompt(agent: Agent, notes_text: str, *, vault: Vault) -> tuple[str, s
 def _note_exists(agent: Agent):
     def exists(name: str) -> bool:
         try:
-            return workspace.exists(notes.note_path(agent, name))
+            return notes.note_exists(agent, name)
         except DomainError:
             return False
 
@@ -259,17 +262,16 @@ def _compile_step(run: Run) -> runs.Outcome:
         return runs.Outcome(Run.Status.SKIPPED, "no daily notes to compile")
     if run.trigger == CHAINED:
         # The nightly chain runs after every consolidation; asking the model again about
-        # notes it already compiled would only cost. A compile started by hand always runs.
-        last = (
-            Run.objects.filter(agent=agent, kind=Run.Kind.COMPILE, status=Run.Status.SUCCEEDED)
-            .exclude(pk=run.pk)
-            .order_by("-started_at")
-            .first()
-        )
-        if last is not None and (block.newest_mtime or 0) <= last.started_at.timestamp():
-            return runs.Outcome(Run.Status.SKIPPED, "no note is newer than the last compile")
+        # notes it already compiled would only cost. Judged by content, as consolidation
+        # judges it: a note is new or changed when no answered compile read it with this
+        # hash. A compile started by hand always runs.
+        if not runs.new_or_changed(agent, Run.Kind.COMPILE, block.hashes, exclude=run.pk):
+            return runs.Outcome(
+                Run.Status.SKIPPED, "no note is new or changed since the last compile read it"
+            )
 
     system, user = build_prompt(agent, block.text, vault=load(agent))
+    runs.record_notes_read(run, block.hashes)
     batch, failure = runs.ask_for_run(
         run, provider, system, user, partial(parse_batch, note_exists=_note_exists(agent))
     )

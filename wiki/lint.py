@@ -19,8 +19,7 @@ import re
 from dataclasses import asdict, dataclass
 
 from memory import workspace
-from memory.errors import InvalidInput
-from memory.text import parse_note_name
+from memory.text import note_day
 from wiki.vault import REPORTS_DIR, Record, Vault
 
 ISSUE_KINDS = ("unsourced", "dangling", "review", "stale")
@@ -31,16 +30,13 @@ _CONV_RE = re.compile(r"conv:[^\s]{1,200}")
 
 
 def valid_source(source: object) -> bool:
-    """`note:YYYY-MM-DD[-suffix]` (a real date, the note name rules of §3) or
-    `conv:<id>` (no whitespace, at most 200 characters)."""
+    """`note:YYYY-MM-DD[-suffix]` (a real date, the note name rules of §3, or the odd but
+    real names of other tools' notes such as `note:2026-01-05_1030`) or `conv:<id>` (no
+    whitespace, at most 200 characters)."""
     if not isinstance(source, str):
         return False
     if source.startswith("note:"):
-        try:
-            parse_note_name(source[5:])
-        except InvalidInput:
-            return False
-        return not source.endswith(".md")
+        return note_day(source[5:]) is not None and not source.endswith(".md")
     return bool(_CONV_RE.fullmatch(source))
 
 

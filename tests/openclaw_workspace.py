@@ -21,7 +21,7 @@ files. Every shape holds what those workspaces hold, in OpenClaw's own formats:
 - what a workspace also carries and the app must skip and explain: a hidden file, a file
   that is not UTF-8, a symlinked note, a non-Markdown file.
 
-`build(root, shape, today=…)` writes one into `root` (which must be empty or missing) and
+`build(root, shape, today=…)` writes one into `root` (which must hold no file yet) and
 returns what it wrote. Run as a script to make one by hand:
 
     .venv/bin/python -m tests.openclaw_workspace vi /tmp/oc-vi
@@ -309,8 +309,8 @@ def build(root: Path, shape: str, *, today: dt.date, outside: Path | None = None
         raise ValueError(f"shape is one of {', '.join(SHAPES)}, not {shape!r}")
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
-    if any(root.iterdir()):
-        raise ValueError(f"{root} is not empty")
+    if any(path.is_file() or path.is_symlink() for path in root.rglob("*")):
+        raise ValueError(f"{root} already holds files")
     built = Built(root, shape, today)
     writer = _Writer(root, built)
     {"vi": _vietnamese, "en": _english, "zh": _chinese}[shape](writer, today)
@@ -324,6 +324,7 @@ def big_note(root: Path, day: dt.date, chars: int) -> str:
     rel = f"memory/{day.isoformat()}.md"
     line = "- 10:00 " + "pasted transcript line with some words in it " * 4 + "\n"
     count = max(1, chars // len(line))
+    (root / "memory").mkdir(parents=True, exist_ok=True)
     (root / rel).write_text(f"# {day.isoformat()}\n\n" + line * count, encoding="utf-8")
     return rel
 

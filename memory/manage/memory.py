@@ -242,7 +242,7 @@ def _agent_memory(request, agent: Agent, form: FileForm, body: str, status: int 
 def note_detail(request: HttpRequest, agent_id: str, name: str) -> HttpResponse:
     agent = agent_or_404(request, agent_id)
     try:
-        rel = notes.note_path(agent, name)
+        rel = notes.existing_note_path(agent, name)
         text = notes.read_note(agent, name)
     except DomainError as exc:
         raise Http404(exc.message) from None

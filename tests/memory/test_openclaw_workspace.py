@@ -11,7 +11,7 @@ import time
 import pytest
 from django.core.management import call_command
 
-from memory import agents, clock, context, facts, notes, reading, tools, workspace
+from memory import agents, clock, context, facts, notes, reading, tools
 from memory.errors import InvalidInput, PathRefused
 from memory.jobs.nightly import consolidate_agent
 from memory.models import Agent, Run

@@ -5,7 +5,10 @@ What may be read, by a path relative to the agent dir (facts: relative to the ho
 
 - `MEMORY.md` (or `memory.md`, where that stands for it) and `memory/**/*.md` of this
   agent;
-- `users/owner/facts/<name>.md`, a fact (a valid fact name: INDEX.md is not one).
+- `users/owner/facts/<name>.md`, a fact (a valid fact name: INDEX.md is not one);
+- `extra/<name>/...md` / `extra/<name>.md`, a file of the extra paths
+  (MEMORY_EXTRA_PATHS, as OpenClaw's memorySearch.extraPaths): read-only, outside the
+  workspace, the same shape rules, symlinks refused (memory.workspace.read_extra).
 
 Anything else is PathRefused (422) before a byte is read: `..`, `.` or empty parts,
 absolute paths, backslashes, NUL and other control characters, `%` (an encoded path is an
@@ -101,8 +104,11 @@ def resolve_memory_path(agent: Agent, path: str) -> str:
     """The workspace-relative path memory_get reads for `path`.
 
     Raises PathRefused when the path is not a memory file of this agent or a shared fact,
-    or goes through a symbolic link. Reads nothing.
+    or goes through a symbolic link, and for the read-only extra paths (`extra/...`: they
+    are outside the workspace and never written). Reads nothing.
     """
+    if workspace.is_extra_path(path):
+        raise PathRefused(f"{path} is an extra path: read-only, outside the workspace.")
     ws_rel = _workspace_path(agent, path)
     workspace.resolve(ws_rel)
     return ws_rel
@@ -117,8 +123,7 @@ def read_memory_file(
     MAX_LINES lines and MAX_CHARS characters, followed by a hint of the from_line to
     continue from when the file goes on. Raises PathRefused (nothing read) or NotFound.
     """
-    real_rel = resolve_memory_path(agent, path)
-    text = workspace.read(real_rel)
+    text = _read_text(agent, path)
     if text is None:
         raise NotFound(f"No such memory file: {path}.")
     # Lines are "\n"-separated exactly as search numbers them, so from_line=N reads the
@@ -160,6 +165,21 @@ def read_memory_file(
     return body
 
 
+def _read_text(agent: Agent, path: str) -> str | None:
+    """The text of a path memory_get may read: the agent's memory file, a fact, or a file
+    of the extra paths (MEMORY_EXTRA_PATHS, shown as `extra/...`). None when missing."""
+    if workspace.is_extra_path(path):
+        _check_shape(path)
+        return workspace.read_extra(path)
+    return workspace.read(resolve_memory_path(agent, path))
+
+
+def list_extra_files() -> list[str]:
+    """The shown paths (`extra/...`) of every Markdown file of the extra paths, sorted:
+    read by memory_search and memory_get, never written."""
+    return sorted(scanned.path for scanned in workspace.scan_extra())
+
+
 def list_memory_files(agent: Agent) -> list[str]:
     """The paths memory_get can read of this agent's own files, relative to its dir:
     MEMORY.md (when it exists) and every Markdown file below memory/ (notes, hand-kept
@@ -175,7 +195,7 @@ def list_memory_files(agent: Agent) -> list[str]:
 def read_whole_memory_file(agent: Agent, path: str) -> str:
     """The whole text of a file memory_get may read (same path rules, no paging): what an
     MCP resource answers. Raises PathRefused (nothing read) or NotFound."""
-    text = workspace.read(resolve_memory_path(agent, path))
+    text = _read_text(agent, path)
     if text is None:
         raise NotFound(f"No such memory file: {path}.")
     return text

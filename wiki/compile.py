@@ -41,7 +41,7 @@ from memory.jobs.llm import NO_MODEL, BadAnswer, get_provider, render_prompt
 from memory.models import Agent, Run
 from proposals.actions import BaseKind, apply_now, propose
 from wiki import graph, lint, pages
-from wiki.vault import KINDS, Vault, load, page_slug, vault_dir, with_changes
+from wiki.vault import KINDS, Vault, load, meta_as_written, page_slug, vault_dir, with_changes
 
 log = logging.getLogger(__name__)
 
@@ -71,11 +71,14 @@ def batch_changes(agent: Agent, page_list: list[dict]) -> dict[str, str]:
         title = pages.clean_title(item.get("title"))
         slug = page_slug(title)
         kind = pages.clean_kind(item.get("kind"))
-        sources = pages.clean_sources(item.get("sources"))
+        sources = pages.clean_sources(item.get("sources"), loose=True)
         existing = vault.pages.get(slug)
-        if existing is not None:
+        if existing is not None and existing.openclaw:
+            # An OpenClaw page keeps its source ids; the notes it now also comes from join.
+            sources = _union(existing.source_ids, sources)
+        elif existing is not None:
             sources = _union(
-                [source for source in existing.sources if lint.valid_source(source)], sources
+                [s for s in existing.sources if lint.valid_source(s, loose=True)], sources
             )
         path = vault.path_for(slug, kind)
         if path in authored:
@@ -88,7 +91,8 @@ def batch_changes(agent: Agent, page_list: list[dict]) -> dict[str, str]:
             status=pages.clean_status(item.get("status")),
             updated=clock.today().isoformat(),
             body=pages.clean_body(item.get("body")),
-            kept=existing.meta if existing is not None else None,
+            kept=meta_as_written(existing) if existing is not None else None,
+            tail=existing.foreign_tail if existing is not None else "",
         )
     virtual = with_changes(vault, authored)
     texts = graph.block_changes(virtual, only=set(authored))
@@ -172,7 +176,7 @@ def parse_batch(data: object, *, note_exists) -> ParsedBatch:
 
         valid = []
         for source in (source.strip() for source in sources):
-            if not lint.valid_source(source):
+            if not lint.valid_source(source, loose=True):
                 continue
             if source.startswith("note:") and not note_exists(source[5:]):
                 continue

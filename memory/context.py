@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import sys
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -73,13 +74,21 @@ def _section(title: str, text: str | None, limit: int) -> str | None:
     return f"## {title}\n{cap(text.rstrip(), limit)}"
 
 
-def system_prompt(agent: Agent) -> str:
-    """The §4.1 sections for a private conversation with `agent` ("" when all missing)."""
+def system_prompt(agent: Agent, *, capped: bool = True) -> str:
+    """The §4.1 sections for a private conversation with `agent` ("" when all missing).
+    capped=False: the same without the caps (what the doctor compares against)."""
+    unlimited = sys.maxsize
+
+    def limit(cap_value: int) -> int:
+        return cap_value if capped else unlimited
+
     sections = [
-        _section("USER.md", workspace.read(facts.user_path()), USER_CAP),
-        _section("INDEX.md", workspace.read(facts.INDEX_PATH), INDEX_CAP),
+        _section("USER.md", workspace.read(facts.user_path()), limit(USER_CAP)),
+        _section("INDEX.md", workspace.read(facts.INDEX_PATH), limit(INDEX_CAP)),
         _section(
-            notes.memory_file_name(agent), workspace.read(notes.memory_path(agent)), MEMORY_CAP
+            notes.memory_file_name(agent),
+            workspace.read(notes.memory_path(agent)),
+            limit(MEMORY_CAP),
         ),
     ]
     return "\n\n".join(section for section in sections if section)
@@ -185,13 +194,14 @@ def _render(piece: _Piece, limit: int) -> str:
     )
 
 
-def _assemble(pieces: list[_Piece]) -> str:
+def _assemble(pieces: list[_Piece], *, capped: bool = True) -> str:
     """The block from its pieces (oldest first), capped per note and in total. The room
     is handed out newest first, so today's note is never the one crowded out."""
     rendered: dict[int, str] = {}
-    room = total_cap()
+    room = total_cap() if capped else sys.maxsize
+    per_note = note_cap() if capped else sys.maxsize
     for index in range(len(pieces) - 1, -1, -1):
-        part = _render(pieces[index], min(note_cap(), max(room - FRAME_RESERVE, 0)))
+        part = _render(pieces[index], min(per_note, max(room - FRAME_RESERVE, 0)))
         rendered[index] = part
         room -= len(part) + 2  # and the blank line between parts
     return "\n\n".join(rendered[index] for index in range(len(pieces)))
@@ -287,13 +297,29 @@ def pre_turn_for_turn(agent: Agent, conversation: str, turn: str) -> str:
 def preview_pre_turn(agent: Agent) -> str:
     """The block a new conversation would get now (today's and yesterday's plain notes,
     whole, within the caps). Writes no cursor: for the management pages' agent screen."""
-    pieces = []
-    for name in _recent_plain_notes(clock.today()):
+    notes_read = []
+    for name in recent_note_names():
         data = _read_note_bytes(agent, name)
-        piece = _piece(name, data, start=0, new_only=False) if data is not None else None
+        if data is not None:
+            notes_read.append((name, data))
+    return render_new_block(notes_read)
+
+
+def recent_note_names() -> list[str]:
+    """The notes the block reads, oldest first: yesterday's and today's plain names."""
+    return _recent_plain_notes(clock.today())
+
+
+def render_new_block(notes_read: list[tuple[str, bytes]], *, capped: bool = True) -> str:
+    """The block a new conversation gets for these notes ((file name, bytes), oldest
+    first), within the caps (or, capped=False, without them). Pure: reads and writes
+    nothing (the doctor uses it too)."""
+    pieces = []
+    for name, data in notes_read:
+        piece = _piece(name, data, start=0, new_only=False)
         if piece:
             pieces.append(piece)
-    return _assemble(pieces)
+    return _assemble(pieces, capped=capped)
 
 
 def build_context(

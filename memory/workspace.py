@@ -597,3 +597,70 @@ def read_extra(shown: str) -> str | None:
         if not stat_module.S_ISREG(os.fstat(handle.fileno()).st_mode):
             return None
         return handle.read()
+
+
+# --- a survey, for the doctor: everything as it is, nothing followed or changed ------------
+
+
+class Entry(NamedTuple):
+    """One directory entry as found: its workspace-relative path, what it is ("file",
+    "dir", "symlink" or "other"), its size (files), and whether its name is hidden."""
+
+    path: str
+    kind: str
+    size: int
+    hidden: bool
+
+
+def survey(rel_dir: str = "", *, recursive: bool = True) -> list[Entry]:
+    """Every entry below a workspace directory, hidden ones and symbolic links included —
+    links are reported, never followed; hidden directories are reported, not entered; the
+    lock directory is left out. Reads no file and writes nothing. Sorted by path; a
+    missing directory gives nothing."""
+    base = resolve(rel_dir) if rel_dir else root()
+    found: list[Entry] = []
+    pending = [(str(base), f"{rel_dir}/" if rel_dir else "")]
+    while pending:
+        directory, prefix = pending.pop()
+        try:
+            iterator = os.scandir(directory)
+        except (FileNotFoundError, NotADirectoryError, PermissionError):
+            continue
+        with iterator:
+            for item in iterator:
+                if not prefix and item.name == LOCK_DIR:
+                    continue
+                rel = prefix + item.name
+                hidden = item.name.startswith(".")
+                if item.is_symlink():
+                    found.append(Entry(rel, "symlink", 0, hidden))
+                elif item.is_dir(follow_symlinks=False):
+                    found.append(Entry(rel, "dir", 0, hidden))
+                    if recursive and not hidden:
+                        pending.append((item.path, rel + "/"))
+                elif item.is_file(follow_symlinks=False):
+                    size = item.stat(follow_symlinks=False).st_size
+                    found.append(Entry(rel, "file", size, hidden))
+                else:
+                    found.append(Entry(rel, "other", 0, hidden))
+    found.sort(key=lambda entry: entry.path)
+    return found
+
+
+def undecodable_at(rel: str) -> int | None:
+    """The offset of the first byte of a file that is not UTF-8, or None when all of it
+    is (or the file is gone). Reads only."""
+    data = read_bytes_from(rel, 0)
+    if data is None:
+        return None
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return error.start
+    return None
+
+
+def is_dir(rel: str = "") -> bool:
+    """Whether a workspace path ("" the root) is a directory, not a link to one."""
+    path = resolve(rel) if rel else root()
+    return path.is_dir() and not path.is_symlink()

@@ -315,7 +315,7 @@ def _prompt(report: Report, agent, agent_report: AgentReport) -> None:
             chars,
             context.MEMORY_CAP,
             problem
-            or ("memory.md stands for MEMORY.md (OpenClaw's rule)" if name != "MEMORY.md" else ""),
+            or ("memory.md stands for MEMORY.md, as in OpenClaw" if name != "MEMORY.md" else ""),
         )
     )
     agent_report.memory_file = memory_rel

@@ -94,6 +94,18 @@ def alice(db):
 
 
 @pytest.fixture
+def live_owner_key(transactional_db, workspace) -> str:
+    """The owner's token key, for tests that talk to a live server over real HTTP (their
+    database must be committed, so transactional). The master agent's dirs exist."""
+    from memory.agents import default_agent, ensure_agent_dirs
+
+    ensure_agent_dirs(default_agent())
+    user = get_user_model().objects.create_superuser("alice", "a@example.com", "pw-alice-123")
+    _, key = ApiToken.issue(user=user)
+    return key
+
+
+@pytest.fixture
 def owner_client(alice, workspace) -> APIClient:
     """The owner, by token."""
     _, key = ApiToken.issue(user=alice)
@@ -139,3 +151,10 @@ def fake_llm(settings):
     settings.MEMORY_LLM_RETRY_DELAY = 0.01
     yield server
     server.stop()
+
+
+@pytest.fixture
+def no_model(settings):
+    """No model configured: runs are `skipped` ("no model configured")."""
+    settings.MEMORY_LLM_MODEL = ""
+    settings.MEMORY_LLM_BASE_URL = ""

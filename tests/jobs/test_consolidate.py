@@ -16,7 +16,8 @@ from memory.jobs.nightly import consolidate_agent
 from memory.models import Run
 from proposals import actions
 from proposals.models import Proposal
-from tests.consolidation.conftest import (
+from tests.fakellm import Reply
+from tests.jobs.conftest import (
     day,
     rewrite_answer,
     set_mtime,
@@ -24,7 +25,6 @@ from tests.consolidation.conftest import (
     write_memory,
     write_note,
 )
-from tests.fakellm import Reply
 
 OLD = "# Memory\n\n- Owner lives in Hanoi\n- Bought a lamp yesterday\n"
 NEW = "# Memory\n\n- Owner lives in Hanoi ({today})\n"

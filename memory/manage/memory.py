@@ -58,6 +58,7 @@ def _memory_home(request, user_form: FileForm, shown_body: str, status: int = 20
         "memory/home.html",
         {
             "user_form": user_form,
+            "user_path": facts.user_path(),  # the root USER.md in an OpenClaw workspace
             "user_count": count_info(shown_body, USER_CAP),
             "facts": shown,
             "fact_total": len(all_facts),

@@ -119,3 +119,14 @@ def test_the_pages_list_and_edit_the_files(en, pages):
     pages.post("/manage/memory/agents/master/files/memory/wiki/entities/alpha.md", {"body": "x"})
     assert (en.root / "memory/wiki/entities/alpha.md").read_bytes() == before
     assert pages.get("/manage/memory/agents/master/files/memory/synced.md").status_code == 404
+
+
+def test_the_memory_tab_edits_the_root_user_md_and_names_it(en, pages):
+    html = pages.get("/manage/memory/").content.decode()
+    assert '<h1>USER.md <span class="muted"><code>USER.md</code></span></h1>' in html
+    assert "Sam Rivera" in html
+    _, user_hash = workspace.read_with_hash("USER.md")
+    saved = pages.post("/manage/memory/user/", {"body": "- Name: Sam R.\n", "base_hash": user_hash})
+    assert saved.status_code == 302
+    assert (en.root / "USER.md").read_text() == "- Name: Sam R.\n"
+    assert not (en.root / "users/owner/USER.md").exists()

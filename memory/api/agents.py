@@ -11,6 +11,7 @@ from rest_framework.views import APIView
 
 from memory.agents import get_agent_or_404
 from memory.api.common import valid
+from memory.api.pagination import page_parameters, page_schema, paged
 from memory.api.serializers import AgentSerializer, AgentUpdateSerializer
 from memory.auth import agent_for, agent_id_of, require_owner
 from memory.errors import Conflict
@@ -18,13 +19,17 @@ from memory.models import Agent
 
 
 class AgentListView(APIView):
-    @extend_schema(responses=AgentSerializer(many=True))
+    @extend_schema(
+        operation_id="agents_list",
+        parameters=page_parameters(),
+        responses=page_schema(AgentSerializer),
+    )
     def get(self, request: Request) -> Response:
         agents = Agent.objects.all()
         own = agent_id_of(request)
         if own is not None:
             agents = agents.filter(pk=own)
-        return Response(AgentSerializer(agents, many=True).data)
+        return paged(request, agents, lambda rows: AgentSerializer(rows, many=True).data)
 
     @extend_schema(request=AgentSerializer, responses={201: AgentSerializer})
     def post(self, request: Request) -> Response:

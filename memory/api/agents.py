@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-from django.db import IntegrityError, transaction
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memory.agents import get_agent_or_404
+from memory.agents import create_agent, get_agent_or_404
 from memory.api.common import valid
 from memory.api.pagination import page_parameters, page_schema, paged
 from memory.api.serializers import AgentSerializer, AgentUpdateSerializer
 from memory.auth import agent_for, agent_id_of, require_owner
-from memory.errors import Conflict
 from memory.models import Agent
 
 
@@ -34,14 +32,7 @@ class AgentListView(APIView):
     @extend_schema(request=AgentSerializer, responses={201: AgentSerializer})
     def post(self, request: Request) -> Response:
         require_owner(request)
-        data = valid(AgentSerializer, request.data)
-        if Agent.objects.filter(pk=data["id"]).exists():
-            raise Conflict(f"Agent {data['id']!r} exists.")
-        try:
-            with transaction.atomic():
-                agent = Agent.objects.create(**data, is_default=False)
-        except IntegrityError:
-            raise Conflict(f"Agent {data['id']!r} exists.") from None
+        agent = create_agent(**valid(AgentSerializer, request.data))
         return Response(AgentSerializer(agent).data, status=status.HTTP_201_CREATED)
 
 

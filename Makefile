@@ -40,7 +40,7 @@ format: setup
 
 demo: setup
 	$(BIN)/python manage.py migrate --noinput
-	$(BIN)/python manage.py memory_demo
+	PORT=$(PORT) $(BIN)/python manage.py memory_demo
 
 bench: setup
 	$(BIN)/python bench/search.py

@@ -10,7 +10,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_noop as _noop
+from django.utils.translation import gettext_noop
 from django.views.decorators.http import require_POST
 
 from memory import facts, notes, reading, search, workspace
@@ -438,7 +438,7 @@ def search_page(request: HttpRequest) -> HttpResponse:
     )
 
 
-USER_TEMPLATE = _noop(
+USER_TEMPLATE = gettext_noop(
     """# About me
 
 - Name:

@@ -12,9 +12,8 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_noop
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import gettext_noop as _noop
 
 STATUSES = {
     "running": _("running"),
@@ -53,78 +52,88 @@ TRIGGERS = {
 # summary may join several with "; " or " · " (each part is matched on its own).
 SENTENCES = [
     # memory/jobs/consolidate.py
-    _noop("no model configured"),
-    _noop("no daily notes to read"),
-    _noop("no note is newer than MEMORY.md"),
-    _noop("MEMORY.md is up to date"),
-    _noop("nothing to propose"),
-    _noop("MEMORY.md changed while the model was rewriting it"),
-    _noop("nothing proposed"),
-    _noop("proposed a rewrite of MEMORY.md (proposal #%(id)s) for review"),
-    _noop("held for review (proposal #%(id)s): %(why)s"),
-    _noop("the rewrite could not apply (proposal #%(id)s): %(error)s"),
-    _noop(
+    gettext_noop("no model configured"),
+    gettext_noop("no daily notes to read"),
+    gettext_noop("no note is newer than MEMORY.md"),
+    gettext_noop("MEMORY.md is up to date"),
+    gettext_noop("nothing to propose"),
+    gettext_noop("MEMORY.md changed while the model was rewriting it"),
+    gettext_noop("nothing proposed"),
+    gettext_noop("proposed a rewrite of MEMORY.md (proposal #%(id)s) for review"),
+    gettext_noop("held for review (proposal #%(id)s): %(why)s"),
+    gettext_noop("the rewrite could not apply (proposal #%(id)s): %(error)s"),
+    gettext_noop(
         "applied at once (proposal #%(id)s): %(added)s line(s) added, %(redated)s date(s) changed"
     ),
     # memory/jobs/autoapply.py (why a rewrite is held)
-    _noop("drops a line: %(line)s"),
-    _noop("changes a line: %(before)s → %(after)s"),
-    _noop("moves a line: %(line)s"),
-    _noop(
+    gettext_noop("drops a line: %(line)s"),
+    gettext_noop("changes a line: %(before)s → %(after)s"),
+    gettext_noop("moves a line: %(line)s"),
+    gettext_noop(
         "carries the date %(date)s, which is not in MEMORY.md, not the date of a note "
         "read, and not today"
     ),
     # memory/jobs/hygiene.py, nightly.py
-    _noop("no facts to review"),
-    _noop("%(count)s fact proposal(s) created"),
-    _noop("%(count)s fact(s) left out of the review"),
-    _noop("no fact proposals"),
-    _noop("fact review (run #%(id)s): %(summary)s"),
-    _noop("fact review failed"),
+    gettext_noop("no facts to review"),
+    gettext_noop("%(count)s fact proposal(s) created"),
+    gettext_noop("%(count)s fact(s) left out of the review"),
+    gettext_noop("no fact proposals"),
+    gettext_noop("fact review (run #%(id)s): %(summary)s"),
+    gettext_noop("fact review failed"),
     # memory/jobs/runs.py
-    _noop("the model answered badly: %(error)s"),
-    _noop("the model call failed: %(error)s"),
-    _noop("could not be queued: %(error)s"),
-    _noop("internal error: %(error)s"),
-    _noop("worker lost: not picked up within %(duration)s"),
-    _noop("worker lost: no heartbeat for more than %(duration)s"),
-    _noop("redone as run #%(id)s"),
-    _noop("not redone: another consolidation or compile is running"),
-    _noop("could not be redone"),
-    _noop("%(count)s minute"),
-    _noop("%(count)s minutes"),
-    _noop("%(count)s seconds"),
+    gettext_noop("the model answered badly: %(error)s"),
+    gettext_noop("the model call failed: %(error)s"),
+    gettext_noop("could not be queued: %(error)s"),
+    gettext_noop("internal error: %(error)s"),
+    gettext_noop("worker lost: not picked up within %(duration)s"),
+    gettext_noop("worker lost: no heartbeat for more than %(duration)s"),
+    gettext_noop("redone as run #%(id)s"),
+    gettext_noop("not redone: another consolidation or compile is running"),
+    gettext_noop("could not be redone"),
+    gettext_noop("%(count)s minute"),
+    gettext_noop("%(count)s minutes"),
+    gettext_noop("%(count)s seconds"),
     # wiki/compile.py
-    _noop("no daily notes to compile"),
-    _noop("no note is newer than the last compile"),
-    _noop("no page with sources to propose"),
-    _noop("the vault is up to date"),
-    _noop("proposed %(count)s page(s) (proposal #%(id)s) for review"),
-    _noop("applied %(count)s page(s) at once (proposal #%(id)s)"),
-    _noop("the batch could not be proposed: %(error)s"),
-    _noop("the batch could not apply (proposal #%(id)s): %(error)s"),
-    _noop("%(count)s page(s) dropped without sources"),
+    gettext_noop("no daily notes to compile"),
+    gettext_noop("no note is newer than the last compile"),
+    gettext_noop("no page with sources to propose"),
+    gettext_noop("the vault is up to date"),
+    gettext_noop("proposed %(count)s page(s) (proposal #%(id)s) for review"),
+    gettext_noop("applied %(count)s page(s) at once (proposal #%(id)s)"),
+    gettext_noop("the batch could not be proposed: %(error)s"),
+    gettext_noop("the batch could not apply (proposal #%(id)s): %(error)s"),
+    gettext_noop("%(count)s page(s) dropped without sources"),
     # memory/writes.py (a proposal's reason)
-    _noop("%(who)s asked to save the fact %(name)s from %(source)s."),
-    _noop("%(who)s asked to update the fact %(name)s from %(source)s."),
-    _noop("%(who)s asked to forget the fact %(name)s from %(source)s."),
-    _noop("%(source)s asked to add %(count)s line(s) to %(agent)s's MEMORY.md."),
-    _noop("%(source)s asked to rewrite %(agent)s's MEMORY.md."),
+    gettext_noop("%(who)s asked to save the fact %(name)s from %(source)s."),
+    gettext_noop("%(who)s asked to update the fact %(name)s from %(source)s."),
+    gettext_noop("%(who)s asked to forget the fact %(name)s from %(source)s."),
+    gettext_noop("%(source)s asked to add %(count)s line(s) to %(agent)s's MEMORY.md."),
+    gettext_noop("%(source)s asked to rewrite %(agent)s's MEMORY.md."),
 ]
 
 _SEPARATORS = re.compile(r"(; | · )")
 
 
+NUMBERS = {"count", "id", "added", "redated"}  # placeholders that are always numbers
+
+
 @cache
 def _patterns() -> list[tuple[re.Pattern[str], str]]:
+    """Each sentence as a regular expression, most specific (most fixed text) first."""
     compiled = []
     for sentence in SENTENCES:
         pattern = ""
         for piece in re.split(r"(%\(\w+\)s)", sentence):
             name = re.fullmatch(r"%\((\w+)\)s", piece)
-            pattern += f"(?P<{name.group(1)}>.+?)" if name else re.escape(piece)
-        compiled.append((re.compile(rf"\A{pattern}\Z", re.DOTALL), sentence))
-    return compiled
+            if name:
+                value = r"\d+" if name.group(1) in NUMBERS else ".+?"
+                pattern += f"(?P<{name.group(1)}>{value})"
+            else:
+                pattern += re.escape(piece)
+        fixed = len(re.sub(r"%\(\w+\)s", "", sentence))
+        compiled.append((fixed, re.compile(rf"\A{pattern}\Z", re.DOTALL), sentence))
+    compiled.sort(key=lambda item: -item[0])
+    return [(pattern, sentence) for _fixed, pattern, sentence in compiled]
 
 
 def _localize_part(part: str) -> str:

@@ -31,7 +31,7 @@ def proposals(request: HttpRequest) -> HttpResponse:
         .select_related("agent")
         .order_by("-decided_at", "-id")
     )
-    pending_pager = paginate(request, pending, label=_("pending proposals"))
+    pending_pager = paginate(request, pending, per_page=10, label=_("pending proposals"))
     history_pager = paginate(request, history, param="hpage", label=_("history"))
     cards = [proposal_card(p) for p in pending_pager.items]
     return page(

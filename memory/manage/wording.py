@@ -38,6 +38,20 @@ KINDS = {
     "agent_memory": _("lines for MEMORY.md"),
     "memory_rewrite": _("MEMORY.md rewrite"),
     "wiki_compile": _("wiki pages"),
+    # fact types (SPEC §2)
+    "profile": _("profile"),
+    "preference": _("preference"),
+    "feedback": _("feedback"),
+    "project": _("project"),
+    "reference": _("reference"),
+    # wiki page kinds and lint issues (SPEC §10)
+    "entity": _("entity"),
+    "concept": _("concept"),
+    "synthesis": _("synthesis"),
+    "unsourced": _("no sources"),
+    "dangling": _("link to a missing page"),
+    "review": _("to review"),
+    "stale": _("stale"),
 }
 
 TRIGGERS = {

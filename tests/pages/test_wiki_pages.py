@@ -32,7 +32,7 @@ def test_it_groups_the_vault_by_folder_with_the_lint_report(pages, master, works
     assert "<code>entities/</code>" in html and "<code>concepts/</code>" in html
     assert 'href="/manage/memory/wiki/master/pages/han-eco-retreat/">Hạn Eco Retreat</a>' in html
     assert "Lint report" in html
-    assert "dangling" in html
+    assert "link to a missing page" in html  # the lint kind "dangling", in words
     assert "Ai ký hợp đồng?" in html
 
 

@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from memory.agents import default_agent, ensure_all_dirs
+from memory.binding import require_own_workspace
 from memory.models import ApiToken
 
 OWNER_USERNAME = "owner"
@@ -23,6 +24,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options) -> None:
+        require_own_workspace()
         default_agent()
         ensure_all_dirs()
         created = create_first_owner()

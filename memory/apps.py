@@ -8,7 +8,7 @@ class MemoryConfig(AppConfig):
     def ready(self) -> None:
         from django.db.models.signals import post_delete, post_migrate, post_save
 
-        from memory import agents, kinds, tools
+        from memory import agents, facts, history, kinds, tools, workspace
         from memory.jobs import consolidate, hygiene, runs, schedules
         from memory.models import Agent, Run
         from proposals.actions import register_kind
@@ -22,6 +22,13 @@ class MemoryConfig(AppConfig):
         ):
             register_kind(kind)
         tools.register_tools(tools.MEMORY_TOOLS, tools.PROMPTS_DIR)
+        # Every change of a memory file becomes a version (memory.history).
+        workspace.on_change(history.record_change)
+        history.register_refresher(
+            "facts-index",
+            lambda path: path.startswith(f"{facts.FACTS_DIR}/") and path != facts.INDEX_PATH,
+            lambda path: facts.regenerate_index(),
+        )
         # A consolidation lost with its worker is started again once (memory.jobs.runs).
         runs.register_redo(Run.Kind.CONSOLIDATE, "memory.jobs.tasks.consolidate_task")
 

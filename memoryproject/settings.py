@@ -120,6 +120,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "memoryproject.middleware.ContentSecurityPolicyMiddleware",
+    "memoryproject.middleware.AttributionMiddleware",
 ]
 
 ROOT_URLCONF = "memoryproject.urls"
@@ -231,6 +232,10 @@ MEMORY_WORKER_STOP_SECONDS = env_int("MEMORY_WORKER_STOP_SECONDS", 30)
 MEMORY_WORKER_GIVE_UP = env_int("MEMORY_WORKER_GIVE_UP", 5)
 # /healthz and memory_health: unhealthy when no worker cluster beat for this long.
 MEMORY_HEALTH_WORKER_SECONDS = env_int("MEMORY_HEALTH_WORKER_SECONDS", 60)
+
+# File history (memory.history): versions older than this many days are pruned nightly
+# (each file's newest version is always kept); 0 keeps everything.
+MEMORY_HISTORY_DAYS = env_int("MEMORY_HISTORY_DAYS", 365)
 
 # Model providers (SPEC §13).
 MEMORY_LLM_PROVIDER = os.environ.get("MEMORY_LLM_PROVIDER", "openai")

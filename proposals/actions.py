@@ -264,6 +264,18 @@ def _stored_or_404(proposal: Proposal) -> Proposal:
     return row
 
 
+def _decision_attributed(row: Proposal, what: str, by: str):
+    """The versions an approval or undo writes name who decided, the proposal, its run and
+    the source that asked for it."""
+    return workspace.attributed(
+        actor=by,
+        source=row.source,
+        proposal=row.pk,
+        run=row.run_id,
+        note=f"{what} of proposal #{row.pk}",
+    )
+
+
 def approve(proposal: Proposal, *, by: str) -> Proposal:
     """Apply a pending proposal exactly once. Returns it, refreshed.
 
@@ -281,7 +293,7 @@ def approve(proposal: Proposal, *, by: str) -> Proposal:
     # holding MEMORY.md's lock). The locks are held until after the commit, so nobody can
     # slip a write between the hash check and the commit.
     planned = {path: workspace.hash_text(text) for path, text in writes.items()}
-    with _locked_all(list(writes)):
+    with _decision_attributed(row, "approval", by), _locked_all(list(writes)):
         with transaction.atomic():
             _claim(proposal, APPROVED, by=by, now=timezone.now())
             current = {path: workspace.file_hash(path) for path in writes}
@@ -296,6 +308,11 @@ def approve(proposal: Proposal, *, by: str) -> Proposal:
                 Proposal.objects.filter(pk=proposal.pk).update(applied_hashes=planned)
                 # Last: a failing write raises out of the atomic block and rolls back.
                 _write_texts({p: t for p, t in writes.items() if current[p] != planned[p]})
+                for path in writes:
+                    if current[path] == planned[path]:
+                        # Already on disk: its version is this approval's, not an
+                        # "edited outside the app" one.
+                        workspace.adopt(path)
     proposal.refresh_from_db()
     if stale:
         raise Conflict(
@@ -356,7 +373,7 @@ def undo(proposal: Proposal, *, by: str) -> Proposal:
     row = _stored_or_404(proposal)
     writes = planned_writes(row)
     previous = previous_texts(row)
-    with _locked_all(list(writes)):
+    with _decision_attributed(row, "undo", by), _locked_all(list(writes)):
         with transaction.atomic():
             updated = Proposal.objects.filter(
                 pk=proposal.pk, status=APPROVED, undone_at__isnull=True

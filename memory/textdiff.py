@@ -181,3 +181,39 @@ def _merge(runs: list[tuple[bool, str]]) -> list[tuple[bool, str]]:
         else:
             merged.append((changed, text))
     return merged
+
+
+def lines_of(text: str | None) -> list[str]:
+    """The lines of a text with their line endings (so joining them gives the text back)."""
+    return (text or "").splitlines(keepends=True)
+
+
+def change_hunks(old: str | None, new: str | None) -> list[tuple[int, int, int, int]]:
+    """Each contiguous change between the two texts as (i1, i2, j1, j2): old lines
+    i1:i2 become new lines j1:j2 — the hunks a person keeps or refuses one by one."""
+    return [
+        (i1, i2, j1, j2)
+        for tag, i1, i2, j1, j2 in line_opcodes(lines_of(old), lines_of(new))
+        if tag != "equal"
+    ]
+
+
+def apply_hunks(old: str | None, new: str | None, kept: Sequence[Sequence[int]]) -> str:
+    """`old` with only the `kept` hunks of `new` applied: each (i1, i2, j1, j2) replaces old
+    lines i1:i2 by new lines j1:j2; everything else keeps the old text. Raises ValueError
+    for hunks out of bounds, overlapping or out of order."""
+    old_lines, new_lines = lines_of(old), lines_of(new)
+    out: list[str] = []
+    position = 0
+    last_j = 0
+    for hunk in sorted((tuple(h) for h in kept), key=lambda h: (h[0], h[2])):
+        if len(hunk) != 4 or not all(isinstance(n, int) for n in hunk):
+            raise ValueError("A hunk is four line numbers: [i1, i2, j1, j2].")
+        i1, i2, j1, j2 = hunk
+        if not (position <= i1 <= i2 <= len(old_lines) and last_j <= j1 <= j2 <= len(new_lines)):
+            raise ValueError(f"Hunk {list(hunk)} is out of bounds or overlaps another.")
+        out += old_lines[position:i1]
+        out += new_lines[j1:j2]
+        position, last_j = i2, j2
+    out += old_lines[position:]
+    return "".join(out)

@@ -7,6 +7,7 @@ from memory.api import (
     agent_memory,
     agents,
     context,
+    history,
     memory_tool,
     notes,
     proposals,
@@ -27,6 +28,14 @@ urlpatterns = [
     # Any text after facts/ reaches the view, so a bad name is 422, not a routing 404.
     re_path(r"^memory/user/facts/(?P<name>[\s\S]+)$", user.FactView.as_view(), name="fact"),
     path("memory/search", search.MemorySearchView.as_view(), name="search"),
+    path("memory/history", history.HistoryList.as_view(), name="history-list"),
+    path("memory/history/<int:version_id>", history.HistoryDetail.as_view(), name="version"),
+    path(
+        "memory/history/<int:version_id>/restore",
+        history.HistoryRestore.as_view(),
+        name="version-restore",
+    ),
+    path("memory/blame", history.Blame.as_view(), name="blame"),
     path("memory/proposals", proposals.ProposalList.as_view(), name="proposal-list"),
     path("memory/proposals/<int:proposal_id>", proposals.ProposalDetail.as_view(), name="proposal"),
     path(

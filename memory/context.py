@@ -54,14 +54,29 @@ def _section(title: str, text: str | None, limit: int) -> str | None:
     return f"## {title}\n{cap(text.rstrip(), limit)}"
 
 
+def system_sections(agent: Agent) -> list[tuple[str, str, str]]:
+    """(title, workspace path, section text) of each §4.1 section present, in order — the
+    agent screen shows where each came from."""
+    found = []
+    for title, path, limit in (
+        ("USER.md", facts.USER_PATH, USER_CAP),
+        ("INDEX.md", facts.INDEX_PATH, INDEX_CAP),
+        ("MEMORY.md", notes.memory_path(agent), MEMORY_CAP),
+    ):
+        section = _section(title, workspace.read(path), limit)
+        if section:
+            found.append((title, path, section))
+    return found
+
+
 def system_prompt(agent: Agent) -> str:
     """The §4.1 sections for a private conversation with `agent` ("" when all missing)."""
-    sections = [
-        _section("USER.md", workspace.read(facts.USER_PATH), USER_CAP),
-        _section("INDEX.md", workspace.read(facts.INDEX_PATH), INDEX_CAP),
-        _section("MEMORY.md", workspace.read(notes.memory_path(agent)), MEMORY_CAP),
-    ]
-    return "\n\n".join(section for section in sections if section)
+    return "\n\n".join(section for _title, _path, section in system_sections(agent))
+
+
+def pre_turn_paths(agent: Agent) -> list[str]:
+    """The workspace paths the pre-turn block reads (yesterday's and today's plain notes)."""
+    return [notes.note_path(agent, name) for name in _recent_plain_notes(clock.today())]
 
 
 @dataclass(frozen=True)

@@ -272,11 +272,14 @@ def propose(
     return proposal
 
 
+_NOT_SHAPE = {"writes", "reason_items"}  # how it was explained is not what it asks
+
+
 def shape_of(kind: str, agent_id: Any, target: str, payload: dict) -> str:
     """What makes two asks the same ask: kind, agent, target and payload (not the reasons,
     the source or the moment)."""
     key = json.dumps(
-        [kind, agent_id, target, {k: v for k, v in payload.items() if k != "writes"}],
+        [kind, agent_id, target, {k: v for k, v in payload.items() if k not in _NOT_SHAPE}],
         sort_keys=True,
         ensure_ascii=False,
         default=str,
@@ -487,12 +490,12 @@ def _supersede_siblings(row: Proposal, *, written: dict[str, str]) -> list[int]:
     return ids
 
 
-def apply_now(proposal: Proposal, *, by: str) -> Proposal:
+def apply_now(proposal: Proposal, *, by: str, extra: dict | None = None) -> Proposal:
     """Auto-apply (autonomous agents, standing rules): `approve` with the same stale-base
     check; nobody is there to choose pages, so a batch with a changed page is superseded
     whole (Conflict), nothing of it written."""
     try:
-        return approve(proposal, by=by)
+        return approve(proposal, by=by, extra=extra)
     except Conflict as exc:
         if exc.extra.get("stale") is None:
             raise
@@ -534,6 +537,30 @@ def reject(proposal: Proposal, *, by: str) -> Proposal:
                 )
     proposal.refresh_from_db()
     return proposal
+
+
+def decide_many(
+    ids: list[int], *, approve_it: bool, by: str
+) -> tuple[list[int], list[tuple[int, str]]]:
+    """Approve (or reject) several proposals, oldest first — each exactly as `approve` /
+    `reject` alone would, in its own transaction, so one refusal never stops the others.
+    Returns (ids decided, [(id, why it was refused)])."""
+    done: list[int] = []
+    refused: list[tuple[int, str]] = []
+    rows = list(Proposal.objects.filter(pk__in=ids).order_by("created_at", "id"))
+    found = {row.pk for row in rows}
+    refused += [(number, f"No proposal {number}.") for number in ids if number not in found]
+    for row in rows:
+        try:
+            if approve_it:
+                approve(row, by=by, extra={"bulk": True})
+            else:
+                reject(row, by=by)
+        except (Conflict, InvalidInput, NotFound) as exc:
+            refused.append((row.pk, exc.message))
+        else:
+            done.append(row.pk)
+    return done, refused
 
 
 def decide(proposal: Proposal, *, approve_it: bool, by: str) -> Proposal:

@@ -196,7 +196,8 @@ def rewrite_step(run: Run) -> Outcome:
             KIND,
             agent=agent,
             target=path,
-            payload={"memory": rewrite.memory},
+            # The structured reasons too, so the review shows each beside its line.
+            payload={"memory": rewrite.memory, "reason_items": rewrite.reasons},
             reasons=reasons,
             source=f"job:consolidate-{run.pk}",
             run=run,

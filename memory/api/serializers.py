@@ -175,13 +175,42 @@ class ProposalSerializer(serializers.ModelSerializer):
             "undone_at",
             "undone_by",
             "run",
+            "applied_writes",
+            "decision",
+            "repeats",
+            "repeated_at",
         ]
         read_only_fields = fields
 
 
 class DecisionSerializer(serializers.Serializer):
-    """Body of `POST /api/memory/proposals/{id}`."""
+    """Body of `POST /api/memory/proposals/{id}`: `approve`, and for an approval in part or
+    edited: `pages` (the paths of a batch to apply), `hunks` ({path: [[i1, i2, j1, j2], …]}
+    the changes of a rewrite to keep, as `GET …/proposals/{id}/hunks` lists them), `texts`
+    ({path: the owner's text}), `skip_stale` (apply the pages that did not change)."""
 
+    approve = serializers.BooleanField(required=True)
+    pages = serializers.ListField(child=TextField(), required=False)
+    hunks = serializers.DictField(
+        child=serializers.ListField(
+            child=serializers.ListField(
+                child=serializers.IntegerField(min_value=0), min_length=4, max_length=4
+            )
+        ),
+        required=False,
+    )
+    texts = serializers.DictField(
+        child=TextField(allow_blank=True, trim_whitespace=False, allow_null=True), required=False
+    )
+    skip_stale = serializers.BooleanField(required=False, default=False)
+
+
+class BulkDecisionSerializer(serializers.Serializer):
+    """Body of `POST /api/memory/proposals/bulk`."""
+
+    ids = serializers.ListField(
+        child=serializers.IntegerField(min_value=1), min_length=1, max_length=500
+    )
     approve = serializers.BooleanField(required=True)
 
 

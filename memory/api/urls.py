@@ -37,7 +37,13 @@ urlpatterns = [
     ),
     path("memory/blame", history.Blame.as_view(), name="blame"),
     path("memory/proposals", proposals.ProposalList.as_view(), name="proposal-list"),
+    path("memory/proposals/bulk", proposals.ProposalBulk.as_view(), name="proposal-bulk"),
     path("memory/proposals/<int:proposal_id>", proposals.ProposalDetail.as_view(), name="proposal"),
+    path(
+        "memory/proposals/<int:proposal_id>/hunks",
+        proposals.ProposalHunks.as_view(),
+        name="proposal-hunks",
+    ),
     path(
         "memory/proposals/<int:proposal_id>/undo",
         proposals.ProposalUndo.as_view(),

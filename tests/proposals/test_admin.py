@@ -88,7 +88,9 @@ def test_it_marks_removed_and_added_lines_of_a_fact_update(admin_client, helper_
     ).content.decode()
 
     # A fact's fields read as changes; the words that changed are marked.
-    assert "<dt>description</dt><dd><del>Likes black coffee</del> → <ins>Likes tea now</ins>" in html
+    assert (
+        "<dt>description</dt><dd><del>Likes black coffee</del> → <ins>Likes tea now</ins>" in html
+    )
     assert "users/owner/facts/coffee.md" in html
 
 

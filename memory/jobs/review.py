@@ -50,11 +50,14 @@ def enqueue_rules(proposal: Proposal) -> None:
     Q_SYNC). Cheap when no rule matches: nothing is enqueued."""
     if rules.matching_rule(proposal) is None:
         return
+    # Read per call (django-q2 reads its own SYNC once, at import). Inline, the task is
+    # called here: django-q2's own sync mode closes the caller's database connection.
+    if settings.Q_CLUSTER.get("sync", False):
+        apply_rules_task(proposal.pk)
+        return
     from django_q.tasks import async_task
 
-    # Read per call (django-q2 reads its own SYNC once, at import), so tests may run it inline.
-    inline = bool(settings.Q_CLUSTER.get("sync", False))
-    async_task("memory.jobs.review.apply_rules_task", proposal.pk, sync=inline)
+    async_task("memory.jobs.review.apply_rules_task", proposal.pk)
 
 
 def apply_rules_task(proposal_id: int) -> str:

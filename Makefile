@@ -46,6 +46,7 @@ bench: setup
 	$(BIN)/python bench/search.py
 	$(BIN)/python bench/wiki.py
 	$(BIN)/python bench/mcp_roundtrip.py
+	$(BIN)/python bench/review.py
 
 clean:
 	rm -rf $(VENV) var/static var/test-*.sqlite3*

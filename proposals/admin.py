@@ -19,7 +19,7 @@ from django.utils.html import format_html, format_html_join
 from memory.errors import DomainError
 from memory.owner import is_owner
 from proposals import actions
-from proposals.diff import reason_text, render_proposal
+from proposals.diff import kind_label, reason_text, render_proposal
 from proposals.models import Proposal
 
 OPERATIONS = {
@@ -32,8 +32,16 @@ OPERATIONS = {
 @admin.register(Proposal)
 class ProposalAdmin(admin.ModelAdmin):
     change_form_template = "admin/proposals/proposal/change_form.html"
-    list_display = ["id", "kind", "agent", "target", "status_label", "source", "created_at"]
-    list_display_links = ["id", "kind"]
+    list_display = [
+        "id",
+        "kind_in_words",
+        "agent",
+        "target",
+        "status_label",
+        "source",
+        "created_at",
+    ]
+    list_display_links = ["id", "kind_in_words"]
     list_filter = ["status", "kind", "agent"]
     search_fields = ["target", "source", "kind", "agent__id", "reasons"]
     list_per_page = 50
@@ -83,10 +91,18 @@ class ProposalAdmin(admin.ModelAdmin):
     def get_ordering(self, request: HttpRequest) -> list[str]:
         return ["pending_first", "-created_at", "-id"]
 
+    @admin.display(description="kind", ordering="kind")
+    def kind_in_words(self, obj: Proposal) -> str:
+        return kind_label(obj.kind)
+
     @admin.display(description="status", ordering="pending_first")
     def status_label(self, obj: Proposal) -> str:
         if obj.status == Proposal.Status.APPROVED and obj.undone_at:
             return "approved, undone"
+        if obj.status == Proposal.Status.APPROVED and obj.applied_writes:
+            return "approved as changed"
+        if obj.status == Proposal.Status.REJECTED and obj.repeats:
+            return f"rejected (asked again {obj.repeats}×)"
         return obj.status
 
     # --- read-only change page ------------------------------------------------------------
@@ -183,7 +199,19 @@ class ProposalAdmin(admin.ModelAdmin):
         return True
 
     def _run_selected(self, request: HttpRequest, queryset: QuerySet[Proposal], name: str):
-        # Oldest first, so two proposals on one file apply in the order they were made.
+        # Oldest first, so two proposals on one file apply in the order they were made;
+        # each exactly once through proposals.actions, each refusal (409) reported alone.
+        if name in ("approve", "reject"):
+            ids = list(queryset.values_list("pk", flat=True))
+            done, refused = actions.decide_many(
+                ids, approve_it=name == "approve", by=request.user.get_username()
+            )
+            verb = OPERATIONS[name][1]
+            for number in done:
+                self.message_user(request, f"Proposal #{number} {verb}.", messages.SUCCESS)
+            for number, why in refused:
+                self.message_user(request, f"Proposal #{number} not {verb}: {why}", messages.ERROR)
+            return
         for proposal in queryset.order_by("created_at", "id"):
             self._run(request, name, proposal)
 

@@ -34,7 +34,8 @@ def may_be_ruled(kind: str, paths: list[str] | None = None) -> bool:
     """False for fact hygiene and anything that writes USER.md."""
     if kind in NEVER_AUTOMATIC_KINDS:
         return False
-    return not any(path == USER_MD or path.endswith("/USER.md") for path in paths or [])
+    # users/owner/USER.md, or the root USER.md of an OpenClaw workspace.
+    return not any(path.rsplit("/", 1)[-1] == "USER.md" for path in paths or [])
 
 
 def create_rule(*, kind: str, source: str, agent: Any, by: str) -> StandingRule:

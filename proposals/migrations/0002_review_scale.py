@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('memory', '0005_file_versions'),
+        ('memory', '0006_file_versions'),
         ('proposals', '0001_initial'),
     ]
 

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('memory', '0004_worker_beat'),
+        ('memory', '0005_run_notes_read'),
         ('proposals', '0001_initial'),
     ]
 

@@ -412,6 +412,13 @@ def _compile_step(run: Run) -> runs.Outcome:
             )
         return runs.Outcome(Run.Status.FAILED, f"the batch could not be proposed: {exc.message}")
     count = len(proposal.payload.get("writes") or {})
+    if proposal.status == proposal.Status.REJECTED:
+        return runs.Outcome(
+            Run.Status.SUCCEEDED,
+            f"the same pages were rejected before (proposal #{proposal.pk}); not proposed again"
+            f"{dropped_text}",
+            batch.dropped,
+        )
     if not agent.autonomous:
         return runs.Outcome(
             Run.Status.SUCCEEDED,

@@ -267,6 +267,15 @@ def rewrite_step(run: Run) -> Outcome:
             source=f"job:consolidate-{run.pk}",
             run=run,
         )
+    if proposal.status == proposal.Status.REJECTED:
+        # Exactly this rewrite was rejected before: counted on that proposal, not queued.
+        return Outcome(
+            Run.Status.SUCCEEDED,
+            f"the same rewrite was rejected before (proposal #{proposal.pk}); not proposed again",
+            reasons,
+            True,
+            block,
+        )
     supersede_pending(KIND, agent=agent, except_id=proposal.pk)
 
     if not agent.autonomous:

@@ -324,7 +324,7 @@ def _change_label(change: str) -> str:
 
 
 def _line_html(row: Row) -> str:
-    marker = escape(row.op)
+    marker = "" if row.op == HUNK else escape(row.op)
     if row.segments is None:
         body = escape(row.text)
     else:

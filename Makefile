@@ -96,6 +96,7 @@ bench: setup
 	$(BIN)/python bench/wiki.py
 	$(BIN)/python bench/mcp_roundtrip.py
 	$(BIN)/python bench/pages.py
+	$(BIN)/python bench/review.py
 
 clean:
 	rm -rf $(VENV) node_modules var/static var/test-*.sqlite3*

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import jsonschema
 
+from memory import workspace
 from memory.errors import InvalidInput, NotFound
 from memory.models import Agent
 from memory.presence import refuse_source_argument
@@ -307,7 +308,11 @@ def call_tool_result(
     problems = validate(arguments, tool.parameters)
     if problems:
         raise InvalidInput(" ".join(problems), errors=problems)
-    result = tool.func(agent, source=validate_source(source), **arguments)
+    source = validate_source(source)
+    # Versions of the files the tool changes name this agent and the call's source.
+    actor = source if source.startswith("job:") else f"agent:{agent.id}"
+    with workspace.attributed(actor=actor, source=source, via="tool"):
+        result = tool.func(agent, source=source, **arguments)
     return result if isinstance(result, ToolResult) else ToolResult(text=str(result))
 
 

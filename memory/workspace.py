@@ -11,7 +11,11 @@ Everyone else passes workspace-relative POSIX paths ("users/owner/USER.md",
   file under `.memory-locks/`). Appends open the file *after* taking the lock, and
   rewrites take the same lock, so an append racing a rewrite is never lost. The lock is
   re-entrant within a thread, so `with locked(path): ... write(path, ...)` works;
-- returns content hashes (sha256 of the UTF-8 text) so callers can detect a changed base.
+- returns content hashes (sha256 of the UTF-8 text) so callers can detect a changed base;
+- tells every change to the hooks registered with `on_change` (the file history records
+  versions from them), inside the file's lock, with who made it: the `Attribution` the
+  operations and interfaces set with `attributed(...)` (a context variable, so it follows
+  the request, the task or the thread that writes). Nothing here imports a model.
 
 All text is UTF-8 with "\\n" line endings.
 """
@@ -19,16 +23,18 @@ All text is UTF-8 with "\\n" line endings.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import fcntl
 import hashlib
+import logging
 import os
 import re
 import stat as stat_module
 import tempfile
 import threading
 import unicodedata
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NamedTuple
 
@@ -40,6 +46,7 @@ LOCK_DIR = ".memory-locks"
 ABSENT = "absent"  # the hash of a file that does not exist
 
 _held = threading.local()
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -99,6 +106,170 @@ def resolve(rel: str) -> Path:
 
 def relative(path: Path) -> str:
     return path.relative_to(root()).as_posix()
+
+
+# --- who changes files, and who hears of it ------------------------------------------
+
+
+@dataclass(frozen=True)
+class Attribution:
+    """Who makes the changes done in the current context, as plain values.
+
+    `actor`: "owner" (or the owner's username), "agent:<id>", "job:<id>", "auto:<agent>";
+    `source`: the presence source of the write (SPEC §5: web, http, telegram, job:<id>…);
+    `via`: the interface (api, pages, admin, tool, task, command); `proposal` / `run`:
+    the ids of the proposal or run behind it; `note`: a short why ("undo of proposal 4",
+    "restore of version 12"); `restored_from`: the version id a restore brings back.
+    """
+
+    actor: str = ""
+    source: str = ""
+    via: str = ""
+    proposal: int | None = None
+    run: int | None = None
+    note: str = ""
+    restored_from: int | None = None
+    extra: dict = field(default_factory=dict)
+
+
+_FIELDS = tuple(name for name in Attribution.__dataclass_fields__ if name != "extra")
+# Layers, outermost first: dicts of fields, or callables answering one (a request's user is
+# known only after authentication, so the HTTP layer registers a resolver).
+_attribution: contextvars.ContextVar[tuple] = contextvars.ContextVar("attribution", default=())
+
+
+@contextlib.contextmanager
+def attributed(resolve: Callable[[], dict] | None = None, **fields) -> Iterator[None]:
+    """Attribute the changes made inside the block. Inner blocks override the fields they
+    set (empty values are left out); `resolve` is called when a change happens and answers
+    fields too (overridden by explicit ones of the same and inner layers)."""
+    unknown = set(fields) - set(_FIELDS)
+    if unknown:
+        raise TypeError(f"Unknown attribution fields: {sorted(unknown)}")
+    layer: tuple = ((resolve,) if resolve is not None else ()) + (
+        {key: value for key, value in fields.items() if value not in (None, "")},
+    )
+    token = _attribution.set(_attribution.get() + layer)
+    try:
+        yield
+    finally:
+        _attribution.reset(token)
+
+
+def current_attribution() -> Attribution:
+    """The attribution of a change made now (resolvers called, errors in them ignored)."""
+    merged: dict = {}
+    for layer in _attribution.get():
+        if callable(layer):
+            try:
+                found = layer() or {}
+            except Exception:  # a resolver must never stop a write
+                logger.exception("attribution resolver failed")
+                found = {}
+            merged.update({k: v for k, v in found.items() if k in _FIELDS and v not in (None, "")})
+        else:
+            merged.update(layer)
+    return replace(Attribution(), **merged)
+
+
+class Fingerprint(NamedTuple):
+    """What the file looked like to stat(): any write, rename or chmod changes its ctime, so
+    an unchanged fingerprint means an unchanged file without reading it."""
+
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+    ino: int
+
+    def __str__(self) -> str:
+        return f"{self.size}:{self.mtime_ns}:{self.ctime_ns}:{self.ino}"
+
+
+@dataclass(frozen=True)
+class Change:
+    """One change of one file, told to the `on_change` hooks under the file's lock.
+
+    `op`: "write" (whole new text), "append", "delete", or "adopt" (nothing written now:
+    the caller states that the file as it is was made by the current attribution — an
+    approval that finds its bytes already on disk after a crash). `before`: the bytes
+    before a write or delete (None: absent); for an append and an adopt None, not read
+    (`before_fingerprint` says whether the file changed since it was last seen, and the
+    bytes before an append are the first `offset` bytes of the file). `data`: the bytes
+    written (write), appended (append), or None. `offset`: the size before an append.
+    """
+
+    path: str
+    op: str
+    before: bytes | None
+    before_fingerprint: Fingerprint | None
+    data: bytes | None
+    offset: int
+    after_fingerprint: Fingerprint | None
+    attribution: Attribution
+
+
+_hooks: dict[str, Callable[[Change], None]] = {}
+
+
+def on_change(callback: Callable[[Change], None]) -> Callable[[Change], None]:
+    """Call `callback(change)` after every change of a file below the root (not hidden
+    paths like `.memory-locks/`), inside the file's lock, in the writing thread. Registered
+    by its qualified name, so registering again (an app's ready() run twice) replaces it.
+    A hook that raises is logged; the change itself has happened and is never undone."""
+    _hooks[f"{callback.__module__}.{callback.__qualname__}"] = callback
+    return callback
+
+
+def _is_hidden(rel: str) -> bool:
+    return any(part.startswith(".") for part in rel.split("/"))
+
+
+def fingerprint(rel: str) -> Fingerprint | None:
+    """The file's fingerprint, or None when it does not exist."""
+    try:
+        st = os.stat(resolve(rel), follow_symlinks=False)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return Fingerprint(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
+def _notify(
+    rel: str,
+    op: str,
+    *,
+    before: bytes | None = None,
+    before_fingerprint: Fingerprint | None = None,
+    data: bytes | None = None,
+    offset: int = 0,
+) -> None:
+    if not _hooks or _is_hidden(rel):
+        return
+    change = Change(
+        rel,
+        op,
+        before,
+        before_fingerprint,
+        data,
+        offset,
+        fingerprint(rel),
+        current_attribution(),
+    )
+    for name, hook in list(_hooks.items()):
+        try:
+            hook(change)
+        except Exception:  # the file has changed; a hook must not make the write fail
+            logger.exception("on_change hook %s failed for %s", name, rel)
+
+
+def _raw(rel: str) -> bytes | None:
+    return read_bytes_from(rel, 0)
+
+
+def adopt(rel: str) -> None:
+    """Tell the hooks that the file as it is now was made by the current attribution
+    (nothing is written). Under the file's lock."""
+    with locked(rel):
+        _notify(rel, "adopt", before_fingerprint=fingerprint(rel))
 
 
 # --- locking -------------------------------------------------------------------------
@@ -352,10 +523,40 @@ def _write_atomic(path: Path, data: bytes) -> None:
 
 def write(rel: str, text: str) -> str:
     """Replace a file's text atomically, under its lock. Returns the new hash."""
+    write_raw(rel, text.encode("utf-8"))
+    return hash_text(text)
+
+
+def write_raw(rel: str, data: bytes) -> str:
+    """Replace a file's bytes atomically, under its lock (write() for text already encoded,
+    or for restoring bytes exactly as they were). Returns the sha256 of the bytes."""
     path = resolve(rel)
     with locked(rel):
-        _write_atomic(path, text.encode("utf-8"))
-    return hash_text(text)
+        watched = bool(_hooks) and not _is_hidden(rel)
+        before = _raw(rel) if watched else None
+        before_fp = fingerprint(rel) if watched else None
+        _write_atomic(path, data)
+        _notify(rel, "write", before=before, before_fingerprint=before_fp, data=data)
+    return hashlib.sha256(data).hexdigest()
+
+
+def bytes_hash(rel: str) -> str:
+    """sha256 of the file's bytes (ABSENT when missing): file_hash() for a file that may
+    hold bytes that are not UTF-8."""
+    data = _raw(rel)
+    return ABSENT if data is None else hashlib.sha256(data).hexdigest()
+
+
+def write_raw_if_unchanged(rel: str, data: bytes | None, *, base_hash: str) -> str:
+    """write_if_unchanged() for bytes (None deletes), the base compared with bytes_hash().
+    Raises Conflict when the file changed since base_hash was read."""
+    with locked(rel):
+        if bytes_hash(rel) != base_hash:
+            raise Conflict(f"{rel} changed since it was read.")
+        if data is None:
+            delete(rel)
+            return ABSENT
+        return write_raw(rel, data)
 
 
 def write_checked(rel: str, text: str, *, base_hash: str | None = None) -> str:
@@ -393,15 +594,28 @@ def append(rel: str, text: str, *, create_with: str = "") -> str:
     path = resolve(rel)
     with locked(rel):
         current = read(rel)
+        before_fp = fingerprint(rel)
         if not current:
-            _write_atomic(path, (create_with + text).encode("utf-8"))
+            data = (create_with + text).encode("utf-8")
+            _write_atomic(path, data)
+            _notify(
+                rel,
+                "write",
+                before=b"" if current == "" else None,
+                before_fingerprint=before_fp,
+                data=data,
+            )
             return hash_text(create_with + text)
         if not current.endswith("\n"):
             text = "\n" + text
+        offset = before_fp.size if before_fp else 0
         with open(path, "a", encoding="utf-8", newline="") as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
+        _notify(
+            rel, "append", before_fingerprint=before_fp, data=text.encode("utf-8"), offset=offset
+        )
         return hash_text(current + text)
 
 
@@ -409,11 +623,15 @@ def delete(rel: str) -> bool:
     """Remove a file under its lock. Returns False when it did not exist."""
     path = resolve(rel)
     with locked(rel):
+        watched = bool(_hooks) and not _is_hidden(rel)
+        before = _raw(rel) if watched else None
+        before_fp = fingerprint(rel) if watched else None
         try:
             path.unlink()
         except FileNotFoundError:
             return False
-    _fsync_dir(path.parent)
+        _fsync_dir(path.parent)
+        _notify(rel, "delete", before=before, before_fingerprint=before_fp)
     return True
 
 

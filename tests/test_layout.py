@@ -12,7 +12,14 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 APPS = ("memory", "proposals", "wiki", "memoryproject")
 # What proposals may use of memory: the bottom layer, nothing that imports proposals back.
-MEMORY_CORE = {"memory.workspace", "memory.text", "memory.errors", "memory.clock", "memory.owner"}
+MEMORY_CORE = {
+    "memory.workspace",
+    "memory.text",
+    "memory.textdiff",
+    "memory.errors",
+    "memory.clock",
+    "memory.owner",
+}
 
 
 def _module_name(path: Path) -> str:

@@ -11,7 +11,9 @@ Everyone else passes workspace-relative POSIX paths ("users/owner/USER.md",
   file under `.memory-locks/`). Appends open the file *after* taking the lock, and
   rewrites take the same lock, so an append racing a rewrite is never lost. The lock is
   re-entrant within a thread, so `with locked(path): ... write(path, ...)` works;
-- returns content hashes (sha256 of the UTF-8 text) so callers can detect a changed base.
+- returns content hashes (sha256 of the UTF-8 text) so callers can detect a changed base;
+- records every write, append and delete in the change log (`.memory-changes/`, below),
+  so a search index on any host that mounts the workspace learns of it at its next query.
 
 All text is UTF-8 with "\\n" line endings.
 """
@@ -37,6 +39,9 @@ from django.conf import settings
 from memory.errors import Conflict, PathRefused
 
 LOCK_DIR = ".memory-locks"
+CHANGES_DIR = ".memory-changes"
+CHANGES_SEGMENT_BYTES = 1 << 20  # a segment of the change log is closed past this size
+CHANGES_KEEP = 16  # segments kept; a reader further behind rescans everything
 ABSENT = "absent"  # the hash of a file that does not exist
 
 _held = threading.local()
@@ -355,6 +360,7 @@ def write(rel: str, text: str) -> str:
     path = resolve(rel)
     with locked(rel):
         _write_atomic(path, text.encode("utf-8"))
+    _changed(rel)
     return hash_text(text)
 
 
@@ -395,6 +401,7 @@ def append(rel: str, text: str, *, create_with: str = "") -> str:
         current = read(rel)
         if not current:
             _write_atomic(path, (create_with + text).encode("utf-8"))
+            _changed(rel)
             return hash_text(create_with + text)
         if not current.endswith("\n"):
             text = "\n" + text
@@ -402,6 +409,7 @@ def append(rel: str, text: str, *, create_with: str = "") -> str:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
+        _changed(rel)
         return hash_text(current + text)
 
 
@@ -414,6 +422,7 @@ def delete(rel: str) -> bool:
         except FileNotFoundError:
             return False
     _fsync_dir(path.parent)
+    _changed(rel)
     return True
 
 
@@ -664,3 +673,142 @@ def is_dir(rel: str = "") -> bool:
     """Whether a workspace path ("" the root) is a directory, not a link to one."""
     path = resolve(rel) if rel else root()
     return path.is_dir() and not path.is_symlink()
+
+
+# --- the change log ----------------------------------------------------------------------
+#
+# Every write, append and delete above ends by appending its path to the change log, a
+# directory of numbered segments (`.memory-changes/0000000001.log`, one path a line) on the
+# workspace volume itself. A search index (one per host, rebuildable from the files) keeps
+# how far it has read and re-reads just the files named since, so a change made through
+# the app on any host is in the very next query on every host. It lives with the files, not
+# in the database: it is written when the file is (never rolled back with a transaction
+# after the file already changed), needs no database to write, and reaches other hosts as
+# the files and their locks do. The log says only "look at this path again": the file is
+# the truth, so a line read twice or a path changed again since costs a re-read, nothing
+# more. Appends take the segment's flock (O_APPEND alone is not atomic on NFS); a segment
+# past CHANGES_SEGMENT_BYTES is closed and the next one started; the oldest are removed
+# past CHANGES_KEEP (a reader that far behind rescans every file instead).
+
+ChangesPosition = tuple[int, int]  # (segment number, byte offset in it)
+
+
+def _changes_dir() -> Path:
+    return root() / CHANGES_DIR
+
+
+def _segment_path(directory: Path, number: int) -> Path:
+    return directory / f"{number:010d}.log"
+
+
+def _segments(directory: Path) -> list[int]:
+    try:
+        names = os.listdir(directory)
+    except FileNotFoundError:
+        return []
+    return sorted(int(name[:-4]) for name in names if name.endswith(".log") and name[:-4].isdigit())
+
+
+def _changed(rel: str) -> None:
+    """Append `rel` to the change log (after its file changed)."""
+    directory = _changes_dir()
+    directory.mkdir(exist_ok=True)
+    line = (rel + "\n").encode("utf-8")
+    while True:
+        numbers = _segments(directory)
+        number = numbers[-1] if numbers else 1
+        fd = os.open(
+            _segment_path(directory, number), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644
+        )
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            if os.fstat(fd).st_size < CHANGES_SEGMENT_BYTES:
+                os.write(fd, line)
+                return
+        finally:
+            os.close(fd)
+        # Full: start the next segment (another writer may have just done so) and retry.
+        with contextlib.suppress(FileExistsError):
+            os.close(os.open(_segment_path(directory, number + 1), os.O_CREAT | os.O_EXCL, 0o644))
+        for old in numbers[: max(0, len(numbers) + 1 - CHANGES_KEEP)]:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(_segment_path(directory, old))
+
+
+def changes_position() -> ChangesPosition:
+    """Where the change log ends now: read from here to learn of later changes only."""
+    directory = _changes_dir()
+    numbers = _segments(directory)
+    if not numbers:
+        return (1, 0)
+    try:
+        return (numbers[-1], os.stat(_segment_path(directory, numbers[-1])).st_size)
+    except FileNotFoundError:
+        return (numbers[-1], 0)
+
+
+def changes_since(position: ChangesPosition) -> tuple[list[str], ChangesPosition] | None:
+    """The paths changed since `position`, in order (repeats possible), and the position
+    after them. None when the log no longer reaches back that far (its segment was removed):
+    the caller must look at every file instead. Costs one open and fstat when nothing is new.
+    """
+    directory = _changes_dir()
+    number, offset = position
+    paths: list[str] = []
+    while True:
+        try:
+            with open(_segment_path(directory, number), "rb") as handle:
+                size = os.fstat(handle.fileno()).st_size
+                if size > offset:
+                    handle.seek(offset)
+                    data = handle.read(size - offset)
+                    # Only whole lines: a writer may be half-way through one.
+                    end = data.rfind(b"\n") + 1
+                    paths += data[:end].decode("utf-8", errors="replace").splitlines()
+                    offset += end
+        except FileNotFoundError:
+            numbers = _segments(directory)
+            if any(n > number for n in numbers) or (numbers and number < numbers[0]):
+                return None  # removed while we were behind
+            return paths, (number, offset)
+        if offset < CHANGES_SEGMENT_BYTES:
+            return paths, (number, offset)
+        # This segment is full: the rest is in the next one (when it exists yet).
+        if not _segment_path(directory, number + 1).exists():
+            return paths, (number, offset)
+        number, offset = number + 1, 0
+
+
+def list_dirs(rel_dir: str) -> list[str]:
+    """Names of the subdirectories of a workspace directory: no symlinks, nothing hidden.
+    A missing directory lists nothing."""
+    base = resolve(rel_dir) if rel_dir else root()
+    try:
+        with os.scandir(base) as iterator:
+            return sorted(
+                entry.name
+                for entry in iterator
+                if not entry.name.startswith(".") and entry.is_dir(follow_symlinks=False)
+            )
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
+def read_keyed(rel: str) -> tuple[str, tuple[int, int, int, int]] | None:
+    """The text of a file with the key scan_files gives it, (size, mtime_ns, ctime_ns,
+    inode), taken from the open file itself; None when it is missing, or is not a regular
+    file, or any part of its path is a symlink."""
+    try:
+        path = resolve(rel)
+    except PathRefused:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:  # missing, a directory component gone, or a symlink (ELOOP)
+        return None
+    st = os.fstat(fd)
+    if not stat_module.S_ISREG(st.st_mode):
+        os.close(fd)
+        return None
+    with open(fd, encoding="utf-8", newline="", errors="replace") as handle:
+        return handle.read(), (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)

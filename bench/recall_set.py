@@ -751,10 +751,7 @@ class _Maker:
             )
             question = f"khach san {_unmark(hotel)} o {_unmark(place)}"
             distractors = [
-                _bullet(
-                    r,
-                    f"Đặt phòng khách sạn {look_alike} ở {place} cho chuyến đi tháng {r.randint(1, 12)}",
-                )
+                _bullet(r, f"Đặt phòng khách sạn {look_alike} ở {place} tháng {r.randint(1, 12)}")
                 for _ in range(LOOK_ALIKES)
             ]
         elif choice == 2:

@@ -326,12 +326,14 @@ class _Stale(Exception):
 
 
 def _hits(
-    index: search_index.Index, pool: _Pool, rows: list[_Row], words: list[_Word]
+    index: search_index.Index, pools: list[_Pool], rows: list[_Row], words: list[_Word]
 ) -> list[Hit]:
     """Hits for index rows, each checked against its file as it is now. Raises _Stale with
     the files that no longer match what was indexed."""
     if not rows:
         return []
+    table_dirs = {t: d for pool in pools for t, d in pool.table_dirs.items()}
+    table_scopes = {t: v for pool in pools for t, v in pool.table_scopes.items()}
     db = index.db
     slots = sorted({row.rowid >> search_index.ENTRY_BITS for row in rows})
     files = {
@@ -364,8 +366,8 @@ def _hits(
         slot = row.rowid >> search_index.ENTRY_BITS
         path = files[slot][0]
         original = texts[slot]
-        scope_dir = pool.table_dirs[row.table]
-        scope, agent_id = pool.table_scopes[row.table]
+        scope_dir = table_dirs[row.table]
+        scope, agent_id = table_scopes[row.table]
         is_fact = scope_dir == search_index.USER_SCOPE_DIR
         if is_fact:
             entry = search_index.entries_of(original, is_fact=True, with_text=True)[0]
@@ -415,15 +417,19 @@ def _refresh(index: search_index.Index, paths: Iterable[str]) -> None:
         raise
 
 
-def _run(query: str, pools: list[_Pool], limit: int, *, shared_weights: bool) -> list[list[Hit]]:
-    """Each pool's best `limit` hits (SPEC §6.1), all words first across the pools."""
+def _run(query: str, pools: list[_Pool], limit: int, *, merge: bool) -> list[Hit]:
+    """The best `limit` hits (SPEC §6.1): of the one pool, or (merge) of every pool ranked
+    on its own and interleaved by rank (§6.2), all words first across the pools. Only the
+    rows kept are read back from their files."""
     index = search_index.get()
     search_index.catch_up(index)
     for pool in pools:
         _open_pool(index, pool)
     for attempt in range(4):
         try:
-            return _run_once(index, query, pools, limit, shared_weights=shared_weights)
+            rows, words = _select(index, query, pools, limit)
+            kept = _interleave_rows(rows, limit, len(words)) if merge else rows[0]
+            return _hits(index, pools, kept, words)
         except _Stale as stale:
             if attempt == 3:
                 raise RuntimeError(f"search: files keep changing under it: {stale.paths}") from None
@@ -431,28 +437,33 @@ def _run(query: str, pools: list[_Pool], limit: int, *, shared_weights: bool) ->
     raise AssertionError("unreachable")
 
 
-def _run_once(index, query, pools, limit, *, shared_weights) -> list[list[Hit]]:
+def _select(index, query, pools, limit) -> tuple[list[list[_Row]], list[_Word]]:
+    """Each pool's best `limit` rows, words weighed over all the pools' scopes (one pool
+    for memory_search; for the owner's search of everything, so that ranks compare)."""
     db = index.db
-    if shared_weights:
-        every = sorted({scope_id for pool in pools for scope_id in pool.scope_ids})
-        words, _ = _parse(index, query, every)
-        per_pool = [words] * len(pools)
-    else:
-        per_pool = [_parse(index, query, pool.scope_ids)[0] for pool in pools]
-    full = [
-        _full(db, pool.tables, words, limit) for pool, words in zip(pools, per_pool, strict=True)
-    ]
-    if any(full):
-        rows = full
-    else:
-        rows = [
-            _partial(db, pool.tables, words, limit) if len(words) > 1 else []
-            for pool, words in zip(pools, per_pool, strict=True)
-        ]
-    return [
-        _hits(index, pool, pool_rows, words)
-        for pool, pool_rows, words in zip(pools, rows, per_pool, strict=True)
-    ]
+    every = sorted({scope_id for pool in pools for scope_id in pool.scope_ids})
+    words, _ = _parse(index, query, every)
+    full = [_full(db, pool.tables, words, limit) for pool in pools]
+    if any(full) or len(words) == 1:
+        return full, words
+    return [_partial(db, pool.tables, words, limit) for pool in pools], words
+
+
+def _interleave_rows(pools: list[list[_Row]], limit: int, word_count: int) -> list[_Row]:
+    """Merge ranked pools so the best entry of each stands before the second of any
+    (SPEC §6.2). When any pool has an entry with every word, entries missing one are
+    dropped from all pools (all words first holds across scopes too)."""
+    pools = [pool for pool in pools if pool]
+    if any(len(row.matched) == word_count for pool in pools for row in pool):
+        pools = [[row for row in pool if len(row.matched) == word_count] for pool in pools]
+    merged: list[_Row] = []
+    depth = max((len(pool) for pool in pools), default=0)
+    for round_index in range(depth):
+        same_round = [pool[round_index] for pool in pools if round_index < len(pool)]
+        merged += sorted(same_round, key=lambda row: (row.weight, row.rowid), reverse=True)
+        if len(merged) >= limit:
+            break
+    return merged[:limit]
 
 
 def _check_limit(limit: int) -> int:
@@ -478,7 +489,7 @@ def search(
         pool = _Pool(USER_SCOPE, None, [search_index.USER_SCOPE_DIR])
     else:
         pool = _agent_pool(agent, include_user=include_user)
-    return _run(query, [pool], limit, shared_weights=False)[0]
+    return _run(query, [pool], limit, merge=False)
 
 
 def explain(query: str, *, agent: Agent | None = None, include_user: bool = True) -> Explained:
@@ -511,27 +522,6 @@ def _all_pools() -> list[_Pool]:
     return pools
 
 
-def _rank_key_sort(hits: list[Hit]) -> list[Hit]:
-    # Heavier first, then newer file, then line order: the index row encodes the last two.
-    return sorted(hits, key=lambda h: (h.weight, h.rank), reverse=True)
-
-
-def interleave(pools: Iterable[list[Hit]], limit: int, word_count: int) -> list[Hit]:
-    """Merge ranked pools so the best entry of each stands before the second of any
-    (SPEC §6.2). When any pool has an entry with every word, entries missing one are
-    dropped from all pools (all words first holds across scopes too)."""
-    pools = [pool for pool in pools if pool]
-    if any(hit.score == word_count for pool in pools for hit in pool):
-        pools = [[hit for hit in pool if hit.score == word_count] for pool in pools]
-    merged: list[Hit] = []
-    depth = max((len(pool) for pool in pools), default=0)
-    for round_index in range(depth):
-        merged += _rank_key_sort([pool[round_index] for pool in pools if round_index < len(pool)])
-        if len(merged) >= limit:
-            break
-    return merged[:limit]
-
-
 def search_all(query: str, *, agent_id: str | None = None, limit: int = DEFAULT_LIMIT) -> list[Hit]:
     """GET /api/memory/search (SPEC §6.2). With agent_id: that agent's files and the user
     scope, as `search` ranks them. Without: every agent's results and the user scope's,
@@ -545,8 +535,7 @@ def search_all(query: str, *, agent_id: str | None = None, limit: int = DEFAULT_
     words = text_rules.words(query)
     if not words:
         raise InvalidInput("The query has no letters or digits to search for.")
-    pools = _run(query, _all_pools(), limit, shared_weights=True)
-    return interleave(pools, limit, len(words))
+    return _run(query, _all_pools(), limit, merge=True)
 
 
 def _lines(hit: Hit) -> str:

@@ -311,14 +311,14 @@ def get() -> Index:
             pass
         index.close()
         del cached[path]
-    if not _usable(path):
+    if not usable(path):
         build(path)
     index = Index(path)
     cached[path] = index
     return index
 
 
-def _usable(path: Path) -> bool:
+def usable(path: Path) -> bool:
     if not path.exists():
         return False
     try:
@@ -422,7 +422,7 @@ def _build_locked(path: Path, started: float) -> BuildReport:
     scope_entries: dict[int, int] = collections.Counter()
     total_entries = 0
     slot = 0
-    for rel, (scope_dir, scanned) in ordered:
+    for rel, (scope_dir, _scanned) in ordered:
         read = workspace.read_keyed(rel)
         if read is None:
             continue
@@ -630,7 +630,7 @@ def _table_of(index: Index, scope_id: int) -> str:
 
 
 def _drop_entries(index: Index, row) -> None:
-    file_id, scope_id, slot = row[0], row[1], row[2]
+    scope_id, slot = row[1], row[2]
     table = _table_of(index, scope_id)
     low, high = slot << ENTRY_BITS, (slot << ENTRY_BITS) | ENTRY_MASK
     old = [

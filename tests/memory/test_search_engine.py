@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from memory import facts, search, search_index
-from memory import workspace as files
 from memory import text as text_rules
+from memory import workspace as files
 from tests.memory import search_reference as ref
 
 VOCABULARY = (

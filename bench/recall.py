@@ -23,6 +23,14 @@ Run: `.venv/bin/python bench/recall.py` (options: --seed, --show KIND, --keep).
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
+# bench/ holds http.py: its folder goes last on the path, so the standard library's http
+# package (which Django imports) is never this benchmark.
+if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
+    sys.path.append(sys.path.pop(0))
+
 import argparse
 import os
 import re
@@ -30,13 +38,10 @@ import shutil
 import sqlite3
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 import recall_set  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent

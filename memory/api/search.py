@@ -10,7 +10,7 @@ from rest_framework.views import APIView
 
 from memory import search
 from memory.agents import get_agent_or_404
-from memory.api.serializers import HitSerializer, SearchQuerySerializer
+from memory.api.serializers import ExplainSerializer, HitSerializer, SearchQuerySerializer
 from memory.auth import agent_id_of, require_agent_access
 
 
@@ -26,8 +26,17 @@ class MemorySearchView(APIView):
                 "An agent token without it searches its own agent.",
             ),
             OpenApiParameter("limit", int, description="1–100, default 12"),
+            OpenApiParameter(
+                "explain",
+                bool,
+                description="also say how each query word counted: its rule, in how many "
+                "entries of the scope it stands, its weight",
+            ),
         ],
-        responses=inline_serializer("SearchResults", {"results": HitSerializer(many=True)}),
+        responses=inline_serializer(
+            "SearchResults",
+            {"results": HitSerializer(many=True), "explain": ExplainSerializer(required=False)},
+        ),
     )
     def get(self, request: Request) -> Response:
         params = SearchQuerySerializer(data=request.query_params)
@@ -39,4 +48,8 @@ class MemorySearchView(APIView):
             require_agent_access(request, agent_id)
             get_agent_or_404(agent_id)
         hits = search.search_all(data["q"], agent_id=agent_id, limit=data["limit"])
-        return Response({"results": HitSerializer(hits, many=True).data})
+        body = {"results": HitSerializer(hits, many=True).data}
+        if data["explain"]:
+            agent = get_agent_or_404(agent_id) if agent_id else None
+            body["explain"] = ExplainSerializer(search.explain(data["q"], agent=agent)).data
+        return Response(body)

@@ -11,6 +11,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from memory import facts, notes, search, workspace
+from memory.agents import get_agent_or_404
 from memory.errors import Conflict, DomainError
 from memory.jobs import nightly
 from memory.manage.forms import FactForm, FileForm, NewFactForm, SearchForm
@@ -305,16 +306,19 @@ def start_consolidation(agent: Agent) -> Run:
 def search_page(request: HttpRequest) -> HttpResponse:
     form = SearchForm(request.GET or None)
     hits = []
+    explained = None
     if form.is_valid() and form.cleaned_data["q"].strip():
+        agent_id = form.cleaned_data.get("agent") or None
         try:
-            hits = search.search_all(
-                form.cleaned_data["q"], agent_id=form.cleaned_data.get("agent") or None, limit=50
-            )
+            hits = search.search_all(form.cleaned_data["q"], agent_id=agent_id, limit=50)
+            if form.cleaned_data.get("explain"):
+                agent = get_agent_or_404(agent_id) if agent_id else None
+                explained = search.explain(form.cleaned_data["q"], agent=agent)
         except DomainError as exc:  # e.g. a query with no letter or digit
             report_error(request, exc)
     return page(
         request,
         "memory/search.html",
-        {"form": form, "hits": hits, "searched": form.is_bound},
+        {"form": form, "hits": hits, "searched": form.is_bound, "explained": explained},
         tab="memory",
     )

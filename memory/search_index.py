@@ -36,6 +36,7 @@ from __future__ import annotations
 import collections
 import datetime as dt
 import hashlib
+import logging
 import os
 import sqlite3
 import threading
@@ -50,6 +51,8 @@ from django.conf import settings
 from memory import text as text_rules
 from memory import workspace
 from memory.errors import PathRefused
+
+logger = logging.getLogger(__name__)
 
 SCHEMA_VERSION = "1"
 ENTRY_BITS = 22
@@ -168,9 +171,12 @@ def _distinct(words: list[str]) -> list[str]:
     return list(dict.fromkeys(words))
 
 
-def entries_of(original: str, *, is_fact: bool, with_text: bool = False) -> list[Entry]:
+def entries_of(
+    original: str, *, is_fact: bool, with_text: bool = False, start_at: int = 0
+) -> list[Entry]:
     """A file's entries (SPEC §6.1): a fact is one entry (description and body together);
-    any other file is its blocks (memory.text.blocks), the wiki's machine block left out."""
+    any other file is its blocks (memory.text.blocks), the wiki's machine block left out.
+    With `start_at` (the first line of an entry), only the entries from that line on."""
     if is_fact:
         meta, body = text_rules.parse_frontmatter(original)
         description = str(meta.get("description") or "").strip()
@@ -188,9 +194,10 @@ def entries_of(original: str, *, is_fact: bool, with_text: bool = False) -> list
     else:
         searched = original
     lines = searched.split("\n")
-    folded = text_rules.fold(searched).split("\n")
+    # Only the lines from start_at on are folded: a grown file's new tail costs its size.
+    folded = [""] * start_at + text_rules.fold("\n".join(lines[start_at:])).split("\n")
     found = []
-    for first, last, heading in text_rules.blocks(lines):
+    for first, last, heading in text_rules.blocks(lines, start_at=start_at):
         if first == last:
             tokens = _distinct(_find_words(folded[first]))
         else:
@@ -525,57 +532,146 @@ def _parse_position(value: str | None) -> workspace.ChangesPosition:
     return (int(number), int(offset))
 
 
-def catch_up(index: Index, *, reconcile_seconds: float | None = None) -> None:
-    """Bring the index up to the files: the change log since this host last read it, and a
-    reconcile when the last one is older than `reconcile_seconds` (default: the setting).
-    Cheap when nothing changed: one row read and one open of the log's last segment."""
-    if reconcile_seconds is None:
-        reconcile_seconds = float(settings.MEMORY_SEARCH_RECONCILE_SECONDS)
+def _bound_ns() -> int:
+    return int(float(settings.MEMORY_SEARCH_RECONCILE_SECONDS) * 1e9)
+
+
+def catch_up(index: Index) -> None:
+    """Bring the index up to the files before a query (docs/decisions.md, Search):
+
+    - the change log since this host last read it: every app write, on any host — one row
+      read and one open of the log's last segment when nothing is new;
+    - hand edits: when the last reconcile on this host is older than a third of
+      MEMORY_SEARCH_RECONCILE_SECONDS, one starts in the background (this query does not
+      wait); when it is older than the whole bound (the host was idle), this query runs it
+      first. Either way a query never misses a hand edit older than the bound.
+    """
     position = _parse_position(index.meta("changes"))
     changes = workspace.changes_since(position)
-    due = time.time_ns() - int(index.meta("reconciled_ns") or 0) > reconcile_seconds * 1e9
-    if changes is not None and not changes[0] and not due:
+    age = time.time_ns() - int(index.meta("reconciled_ns") or 0)
+    bound = _bound_ns()
+    if changes is None or age >= bound:
+        reconcile(index)
         return
-    db = index.db
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        # Another process may have done it while we waited for the lock.
-        position = _parse_position(index.meta("changes"))
-        changes = workspace.changes_since(position)
-        due = time.time_ns() - int(index.meta("reconciled_ns") or 0) > reconcile_seconds * 1e9
-        if changes is None or due:
-            started_ns = time.time_ns()
-            target = workspace.changes_position()
-            _reconcile(index)
-            index.set_meta("reconciled_ns", started_ns)
-            index.set_meta("changes", f"{target[0]}:{target[1]}")
-            # What changed while we scanned is in the log after `target`: read next time.
-        else:
-            paths, after = changes
-            for rel in dict.fromkeys(paths):
-                refresh(index, rel)
-            index.set_meta("changes", f"{after[0]}:{after[1]}")
-        db.execute("COMMIT")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
+    if changes[0]:
+        db = index.db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            # Another process may have read the log while we waited for the lock.
+            position = _parse_position(index.meta("changes"))
+            changes = workspace.changes_since(position)
+            if changes is not None:
+                paths, after = changes
+                for rel in dict.fromkeys(paths):
+                    refresh(index, rel)
+                _advance(index, after)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        if changes is None:
+            reconcile(index)
+    if bound > 0 and age >= bound // 3:
+        _start_background(index.path)
 
 
-def _reconcile(index: Index) -> None:
-    """Stat every searched file against its indexed key; re-index the changed, new and
-    racy ones, drop the gone ones. Inside the caller's transaction."""
+def _advance(index: Index, position: workspace.ChangesPosition) -> None:
+    if _parse_position(index.meta("changes")) < position:
+        index.set_meta("changes", f"{position[0]}:{position[1]}")
+
+
+def reconcile(index: Index, *, claim: bool = False) -> bool:
+    """Stat every searched file against the key it was indexed at; re-index the changed,
+    new and racy ones and drop the gone ones. The stat of every file runs outside the write
+    lock (queries and app writes go on meanwhile); only the changes found take it. With
+    `claim`, skip when another process of this host is already at it (background runs).
+    Returns whether it ran."""
     db = index.db
+    started_ns = time.time_ns()
+    if claim:
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            done = int(index.meta("reconciled_ns") or 0)
+            claimed = int(index.meta("reconcile_claimed_ns") or 0)
+            busy = started_ns - max(done, claimed) < _bound_ns() // 3
+            if not busy:
+                index.set_meta("reconcile_claimed_ns", started_ns)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        if busy:
+            return False
+    target = workspace.changes_position()  # what the scan below sees includes all before
     indexed = {
         row[0]: row[1:]
         for row in db.execute("SELECT path, size, mtime_ns, ctime_ns, ino, racy FROM files")
     }
     found = scan_all()
+    changed = []
     for rel, (_scope_dir, scanned) in found.items():
         known = indexed.pop(rel, None)
         if known is None or known[4] or tuple(known[:4]) != tuple(scanned[2:]):
-            refresh(index, rel)
-    for rel in indexed:
-        refresh(index, rel)
+            changed.append(rel)
+    changed += list(indexed)  # gone
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        for rel in changed:
+            refresh(index, rel)  # compares again under the lock: never undoes a newer write
+        if int(index.meta("reconciled_ns") or 0) < started_ns:
+            index.set_meta("reconciled_ns", started_ns)
+        _advance(index, target)
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    return True
+
+
+_background: dict[Path, threading.Thread] = {}
+_background_lock = threading.Lock()
+
+
+def _start_background(path: Path) -> None:
+    root = str(workspace.root())
+    with _background_lock:
+        if path in _background:
+            return
+        thread = threading.Thread(
+            target=_background_reconcile, args=(path, root), name="search-reconcile", daemon=True
+        )
+        _background[path] = thread
+    thread.start()
+
+
+def _background_reconcile(path: Path, root: str) -> None:
+    try:
+        if str(workspace.root()) != root:
+            return
+        index = Index(path)
+        try:
+            reconcile(index, claim=True)
+        finally:
+            index.close()
+    except Exception:  # noqa: BLE001 — a query will run it itself once the bound is reached
+        logger.exception("search: the background reconcile failed")
+    finally:
+        with _background_lock:
+            _background.pop(path, None)
+
+
+def wait_for_background(timeout: float = 60) -> None:
+    """Wait for this process's background reconciles to end (tests, and shutdown)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        with _background_lock:
+            threads = list(_background.values())
+        if not threads:
+            return
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        if time.monotonic() >= deadline:
+            return
 
 
 def refresh(index: Index, rel: str) -> None:
@@ -603,6 +699,13 @@ def refresh(index: Index, rel: str) -> None:
         return
     scope_id, table = index.scope(scope_dir, create=True)
     new_rank = rank_ns(rel, scope_dir, key[1])
+    if (
+        row is not None
+        and row[1] == scope_id
+        and row[3] == new_rank
+        and _refresh_grown(index, row, rel, scope_dir, table, original, key, now_ns)
+    ):
+        return
     if row is not None and row[1] == scope_id and row[3] == new_rank:
         slot = row[2]
         _drop_entries(index, row)
@@ -612,17 +715,74 @@ def refresh(index: Index, rel: str) -> None:
             _remove(index, row)
         slot = _allocate_slot(index, new_rank, rel)
     entries = entries_of(original, is_fact=scope_dir == USER_SCOPE_DIR)[: ENTRY_MASK + 1]
+    _insert_entries(index, scope_id, table, slot, 0, entries)
+    _insert_file(db, rel, scope_id, slot, scope_dir, key, original, len(entries), now_ns)
+
+
+def _insert_entries(index, scope_id, table, slot, first_ordinal, entries) -> None:
     base = slot << ENTRY_BITS
-    db.executemany(
+    index.db.executemany(
         f"INSERT INTO {table}(rowid, words, first, last, heading) VALUES (?, ?, ?, ?, ?)",
         (
             (base | (ENTRY_MASK - ordinal), " ".join(e.tokens), e.first, e.last, e.heading)
-            for ordinal, e in enumerate(entries)
+            for ordinal, e in enumerate(entries, start=first_ordinal)
         ),
     )
     _count_tokens(index, scope_id, (e.tokens for e in entries), +1)
-    db.execute("UPDATE scopes SET entries = entries + ? WHERE id = ?", (len(entries), scope_id))
-    _insert_file(db, rel, scope_id, slot, scope_dir, key, original, len(entries), now_ns)
+    index.db.execute(
+        "UPDATE scopes SET entries = entries + ? WHERE id = ?", (len(entries), scope_id)
+    )
+
+
+def _refresh_grown(index, row, rel, scope_dir, table, original, key, now_ns) -> bool:
+    """Re-index only the tail of a file that grew (memory_save appending to today's note):
+    when the text indexed is still its start, every entry before the last one indexed is
+    unchanged, so that last entry and what follows are all there is to do. False (nothing
+    done) when the file did not simply grow."""
+    file_id, scope_id, slot, _rank, old_size = row[:5]
+    if scope_dir == USER_SCOPE_DIR or text_rules.MACHINE_BLOCK_START in original:
+        return False
+    encoded = original.encode("utf-8")
+    if len(encoded) <= old_size or original.startswith("---"):
+        return False
+    if hashlib.blake2b(encoded[:old_size], digest_size=16).hexdigest() != row[8]:
+        return False
+    db = index.db
+    low = slot << ENTRY_BITS
+    last = db.execute(
+        f"SELECT rowid, first FROM {table} WHERE rowid BETWEEN ? AND ? ORDER BY rowid LIMIT 1",
+        (low, low | ENTRY_MASK),
+    ).fetchone()
+    if last is None:
+        return False
+    ordinal = ENTRY_MASK - (last[0] & ENTRY_MASK)
+    dropped = [
+        words.split()
+        for (words,) in db.execute(
+            f"SELECT words FROM {table} WHERE rowid BETWEEN ? AND ?", (low, last[0])
+        )
+    ]
+    db.execute(f"DELETE FROM {table} WHERE rowid BETWEEN ? AND ?", (low, last[0]))
+    _count_tokens(index, scope_id, dropped, -1)
+    db.execute("UPDATE scopes SET entries = entries - ? WHERE id = ?", (len(dropped), scope_id))
+    tail = entries_of(original, is_fact=False, start_at=last[1])[: ENTRY_MASK + 1 - ordinal]
+    _insert_entries(index, scope_id, table, slot, ordinal, tail)
+    size, mtime_ns, ctime_ns, ino = key
+    db.execute(
+        "UPDATE files SET size = ?, mtime_ns = ?, ctime_ns = ?, ino = ?, racy = ?, hash = ?, "
+        "entries = ? WHERE id = ?",
+        (
+            size,
+            mtime_ns,
+            ctime_ns,
+            ino,
+            1 if now_ns - max(mtime_ns, ctime_ns) < RACY_NS else 0,
+            hash_text(original),
+            ordinal + len(tail),
+            file_id,
+        ),
+    )
+    return True
 
 
 def _table_of(index: Index, scope_id: int) -> str:

@@ -137,7 +137,7 @@ def _frontmatter_end(lines: list[str]) -> int:
     return -1
 
 
-def blocks(lines: list[str]) -> list[tuple[int, int, int]]:
+def blocks(lines: list[str], *, start_at: int = 0) -> list[tuple[int, int, int]]:
     """The entries of a file's lines, as (first line, last line, heading line) indexes,
     0-based and in order; the heading is the nearest heading line above the entry, -1
     when there is none. Lines holding no letter or digit make no entry.
@@ -147,6 +147,10 @@ def blocks(lines: list[str]) -> list[tuple[int, int, int]]:
     heading, a new list item or table row starts a new entry; a heading and each line of a
     frontmatter are entries of one line. So a daily note's `- HH:MM …` lines stay one entry
     each, while a bullet continued on the next line, or a short paragraph, is one.
+
+    `start_at` (the first line of an entry found before, past any frontmatter) gives the
+    entries from that line on, as the whole file's would be there: what comes before an
+    entry never changes where the later ones start, but for the heading above, found here.
     """
     found: list[tuple[int, int, int]] = []
     has_word = _WORD_RE.search
@@ -154,7 +158,12 @@ def blocks(lines: list[str]) -> list[tuple[int, int, int]]:
     start = last = -1  # the open block's first line and its last line with a word
     size = 0
     frontmatter = _frontmatter_end(lines)
-    for index, line in enumerate(lines):
+    if start_at:
+        heading = next(
+            (i for i in range(start_at - 1, frontmatter, -1) if is_heading(lines[i])), -1
+        )
+    for index in range(start_at, len(lines)):
+        line = lines[index]
         single = index <= frontmatter or is_heading(line)
         if single or not line.strip():
             if last >= 0:

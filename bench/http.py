@@ -149,7 +149,13 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=1000, help="per scenario, at most")
     parser.add_argument("--seconds", type=float, default=20, help="per scenario, at most")
     parser.add_argument("--keep", action="store_true")
+    parser.add_argument(
+        "--server-root",
+        help="serve the code of another checkout (e.g. a worktree of an older revision: the "
+        "figures before a change), on the same workspace",
+    )
     args = parser.parse_args()
+    server_root = Path(args.server_root).resolve() if args.server_root else ROOT
 
     tmp = Path(tempfile.mkdtemp(prefix="memory-http-"))
     home, database = tmp / "home", tmp / "bench.sqlite3"
@@ -188,6 +194,7 @@ def main() -> None:
     browser.force_login(owner)
     session = browser.cookies["sessionid"].value
     note_day = sorted((home / "memory").glob("*.md"))[-1].stem
+    print(f"server: gunicorn, 2 workers, code of {server_root}")
     print(
         f"workspace: {files:,} files, {size / 1e6:.1f} MB, {args.agents} agents; index "
         f"{report.entries:,} entries, {report.bytes / 1e6:.1f} MB, built in {report.seconds:.1f} s"
@@ -206,8 +213,8 @@ def main() -> None:
             "--access-logfile",
             str(tmp / "access.log"),
         ],
-        cwd=ROOT,
-        env=env,
+        cwd=server_root,
+        env={**env, "PYTHONPATH": str(server_root)},
         stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,

@@ -47,6 +47,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 
 from memory import text as text_rules
 from memory import workspace
@@ -69,8 +70,16 @@ RACY_NS = 2_000_000_000
 def index_path() -> Path:
     """The index file of the current workspace root (tests point MEMORY_SEARCH_DIR at
     tmp_path; two roots never share a file)."""
-    base = Path(settings.MEMORY_SEARCH_DIR)
-    digest = hashlib.sha256(str(workspace.root()).encode("utf-8")).hexdigest()[:16]
+    base = Path(settings.MEMORY_SEARCH_DIR).expanduser().resolve()
+    root = workspace.root()
+    if base == root or root in base.parents:
+        # Only memory.workspace touches files under the home; and an index on a shared
+        # workspace volume would be SQLite over NFS.
+        raise ImproperlyConfigured(
+            f"MEMORY_SEARCH_DIR ({base}) is inside MY_AGENT_HOME ({root}): put the search "
+            "index on a local disk outside the workspace."
+        )
+    digest = hashlib.sha256(str(root).encode("utf-8")).hexdigest()[:16]
     return base / f"index-{digest}.sqlite3"
 
 

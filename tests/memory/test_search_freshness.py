@@ -227,3 +227,12 @@ def test_memory_reindex_rebuilds_from_the_files_and_says_what_it_cost(workspace,
     assert len(texts("feijoa")) == 2
     call_command("memory_reindex", "--if-missing")
     assert "up to date" in capsys.readouterr().out
+
+
+def test_the_index_is_never_put_inside_the_workspace(workspace, settings):
+    from django.core.exceptions import ImproperlyConfigured
+
+    settings.MEMORY_SEARCH_DIR = str(workspace / "var")
+    with pytest.raises(ImproperlyConfigured, match="outside the workspace"):
+        search.search("anything", agent=MASTER)
+    assert not (workspace / "var").exists()

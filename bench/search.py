@@ -45,8 +45,6 @@ import tempfile
 import threading
 import time
 
-from memory import clock
-
 ROOT = Path(__file__).resolve().parent.parent
 RG = shutil.which("rg") or "/usr/bin/rg"
 
@@ -565,6 +563,8 @@ def bench_memory_save(agent) -> list[tuple[str, str, str, str]]:
     for thread in threads:
         thread.join()
     wall = time.perf_counter() - started
+    from memory import clock
+
     body = notes.read_note(agent, notes.plain_note_name(clock.today()))
     saved = sum(1 for line in body.splitlines() if f" {tag} " in line)
     return [

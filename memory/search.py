@@ -346,12 +346,12 @@ def _hits(
     }
     texts: dict[int, str] = {}
     stale: set[str] = set()
+    if len(files) < len(slots):  # a file re-indexed meanwhile by another process: ask again
+        raise _Stale(set())
+    reads = workspace.read_keyed_many([known[0] for known in files.values()])
     for slot in slots:
-        known = files.get(slot)
-        if known is None:  # re-indexed meanwhile by another process: ask again
-            raise _Stale(set())
-        path, *key, racy, content_hash = known
-        read = workspace.read_keyed(path)
+        path, *key, racy, content_hash = files[slot]
+        read = reads[path]
         if read is None or tuple(read[1]) != tuple(key[:4]):
             stale.add(path)
             continue

@@ -798,17 +798,44 @@ def read_keyed(rel: str) -> tuple[str, tuple[int, int, int, int]] | None:
     """The text of a file with the key scan_files gives it, (size, mtime_ns, ctime_ns,
     inode), taken from the open file itself; None when it is missing, or is not a regular
     file, or any part of its path is a symlink."""
+    return read_keyed_many([rel]).get(rel)
+
+
+def read_keyed_many(rels: list[str]) -> dict[str, tuple[str, tuple[int, int, int, int]] | None]:
+    """read_keyed for several files, the root resolved once. Each path is opened one part
+    at a time below the root, every part with O_NOFOLLOW: a symlink anywhere below the root
+    makes the file None, exactly as `resolve` refuses it — without a realpath per file."""
+    base = root()
+    found: dict[str, tuple[str, tuple[int, int, int, int]] | None] = {}
+    for rel in rels:
+        try:
+            _check_relative(rel)
+        except PathRefused:
+            found[rel] = None
+            continue
+        found[rel] = _read_below(base, rel.split("/"))
+    return found
+
+
+def _read_below(base: Path, parts: list[str]) -> tuple[str, tuple[int, int, int, int]] | None:
+    flags = os.O_RDONLY | os.O_NOFOLLOW
     try:
-        path = resolve(rel)
-    except PathRefused:
+        fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
         return None
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError:  # missing, a directory component gone, or a symlink (ELOOP)
+        for part in parts[:-1]:
+            child = os.open(part, flags | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = child
+        file_fd = os.open(parts[-1], flags, dir_fd=fd)
+    except OSError:  # missing, not a directory, or a symlink (ELOOP)
         return None
-    st = os.fstat(fd)
-    if not stat_module.S_ISREG(st.st_mode):
+    finally:
         os.close(fd)
+    st = os.fstat(file_fd)
+    if not stat_module.S_ISREG(st.st_mode):
+        os.close(file_fd)
         return None
-    with open(fd, encoding="utf-8", newline="", errors="replace") as handle:
+    with open(file_fd, encoding="utf-8", newline="", errors="replace") as handle:
         return handle.read(), (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)

@@ -236,3 +236,18 @@ def test_the_index_is_never_put_inside_the_workspace(workspace, settings):
     with pytest.raises(ImproperlyConfigured, match="outside the workspace"):
         search.search("anything", agent=MASTER)
     assert not (workspace / "var").exists()
+
+
+def test_a_hit_is_not_read_through_a_directory_turned_into_a_symlink(workspace, tmp_path, settings):
+    settings.MEMORY_SEARCH_RECONCILE_SECONDS = 3600
+    put(workspace, "memory/people/anna.md", "- anna likes figs\n")
+    assert texts("figs") == ["- anna likes figs"]
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "anna.md").write_text("- anna likes figs\n", encoding="utf-8")
+    (workspace / "memory/people/anna.md").unlink()
+    (workspace / "memory/people").rmdir()
+    os.symlink(outside, workspace / "memory/people")
+
+    assert texts("figs") == []
+    assert files.read_keyed("memory/people/anna.md") is None

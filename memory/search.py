@@ -20,7 +20,7 @@ Plain words, ranked, explainable — the rules (docs/decisions.md, "Search"):
 
 How it is fast: the entries of every file are kept in this host's search index
 (memory.search_index), which every query first brings up to date (the change log of app
-writes; a reconcile for hand edits, at most MEMORY_SEARCH_RECONCILE_SECONDS old). Before
+writes; hand edits by a reconcile at most MEMORY_SEARCH_RECONCILE_SECONDS old). Before
 returning, every hit's file is read again and checked against what was indexed, so no hit
 is ever a line that is no longer in the file (a stale file is re-indexed and the query run
 again).
@@ -31,11 +31,8 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import math
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-
-from django.conf import settings
 
 from memory import search_index, workspace
 from memory import text as text_rules
@@ -563,25 +560,3 @@ def format_hit(hit: Hit) -> str:
 def format_hits(hits: list[Hit]) -> str:
     """The tool's text: one hit per line, best first ("" when there are none)."""
     return "\n".join(format_hit(hit) for hit in hits)
-
-
-def index_report() -> dict:
-    """What the index holds and what it costs (memory_reindex and the benchmarks)."""
-    index = search_index.get()
-    search_index.catch_up(index)
-    db = index.db
-    return {
-        "path": str(index.path),
-        "files": db.execute("SELECT count(*) FROM files").fetchone()[0],
-        "entries": db.execute("SELECT coalesce(sum(entries), 0) FROM scopes").fetchone()[0],
-        "words": db.execute("SELECT count(*) FROM tokens").fetchone()[0],
-        "bytes": sum(
-            (index.path.parent / f"{index.path.name}{suffix}").stat().st_size
-            for suffix in ("", "-wal")
-            if (index.path.parent / f"{index.path.name}{suffix}").exists()
-        ),
-        "build_seconds": float(index.meta("build_seconds") or 0),
-        "built_at": index.meta("built_at"),
-        "reconcile_seconds": float(settings.MEMORY_SEARCH_RECONCILE_SECONDS),
-        "checked_at": time.time(),
-    }

@@ -550,7 +550,7 @@ def catch_up(index: Index) -> None:
 
     - the change log since this host last read it: every app write, on any host — one row
       read and one open of the log's last segment when nothing is new;
-    - hand edits: when the last reconcile on this host is older than a third of
+    - hand edits: when the last reconcile on this host is older than half of
       MEMORY_SEARCH_RECONCILE_SECONDS, one starts in the background (this query does not
       wait); when it is older than the whole bound (the host was idle), this query runs it
       first. Either way a query never misses a hand edit older than the bound.
@@ -580,7 +580,7 @@ def catch_up(index: Index) -> None:
             raise
         if changes is None:
             reconcile(index)
-    if bound > 0 and age >= bound // 3:
+    if bound > 0 and age >= bound // 2:
         _start_background(index.path)
 
 
@@ -602,7 +602,7 @@ def reconcile(index: Index, *, claim: bool = False) -> bool:
         try:
             done = int(index.meta("reconciled_ns") or 0)
             claimed = int(index.meta("reconcile_claimed_ns") or 0)
-            busy = started_ns - max(done, claimed) < _bound_ns() // 3
+            busy = started_ns - max(done, claimed) < _bound_ns() // 2
             if not busy:
                 index.set_meta("reconcile_claimed_ns", started_ns)
             db.execute("COMMIT")

@@ -181,7 +181,7 @@ def test_a_hand_edit_is_found_in_the_background_while_queries_come(workspace, se
     assert texts("soursop") == ["- soursop"]
     put(workspace, "memory/2020-01-02.md", "- soursop juice\n")
 
-    time.sleep(0.6)  # past a third of the bound: the next query starts a reconcile …
+    time.sleep(0.8)  # past half the bound: the next query starts a reconcile …
     started = time.perf_counter()
     texts("soursop")
     assert time.perf_counter() - started < 1  # … and does not wait for it

@@ -179,6 +179,7 @@ class _Row:
     heading: str
     weight: int
     matched: tuple[int, ...]  # indexes into the query's words
+    pool: int = 0  # which pool of the search it was found for
 
 
 def _score(words: list[_Word], tokens: set[str]) -> tuple[int, tuple[int, ...]]:
@@ -291,7 +292,8 @@ class _Pool:
 
 
 def _agent_pool(agent: Agent, *, include_user: bool) -> _Pool:
-    pool = _Pool(f"agent:{agent.id}", agent.id, [agent.dir])
+    # The agent's files and the extra paths (MEMORY_EXTRA_PATHS: read by every agent).
+    pool = _Pool(f"agent:{agent.id}", agent.id, [agent.dir, search_index.EXTRA_SCOPE_DIR])
     if include_user:
         pool.dirs.append(search_index.USER_SCOPE_DIR)
     return pool
@@ -329,8 +331,6 @@ def _hits(
     the files that no longer match what was indexed."""
     if not rows:
         return []
-    table_dirs = {t: d for pool in pools for t, d in pool.table_dirs.items()}
-    table_scopes = {t: v for pool in pools for t, v in pool.table_scopes.items()}
     db = index.db
     slots = sorted({row.rowid >> search_index.ENTRY_BITS for row in rows})
     files = {
@@ -363,8 +363,8 @@ def _hits(
         slot = row.rowid >> search_index.ENTRY_BITS
         path = files[slot][0]
         original = texts[slot]
-        scope_dir = table_dirs[row.table]
-        scope, agent_id = table_scopes[row.table]
+        scope_dir = pools[row.pool].table_dirs[row.table]
+        scope, agent_id = pools[row.pool].table_scopes[row.table]
         is_fact = scope_dir == search_index.USER_SCOPE_DIR
         if is_fact:
             entry = search_index.entries_of(original, is_fact=True, with_text=True)[0]
@@ -440,10 +440,13 @@ def _select(index, query, pools, limit) -> tuple[list[list[_Row]], list[_Word]]:
     db = index.db
     every = sorted({scope_id for pool in pools for scope_id in pool.scope_ids})
     words, _ = _parse(index, query, every)
-    full = [_full(db, pool.tables, words, limit) for pool in pools]
-    if any(full) or len(words) == 1:
-        return full, words
-    return [_partial(db, pool.tables, words, limit) for pool in pools], words
+    rows = [_full(db, pool.tables, words, limit) for pool in pools]
+    if not any(rows) and len(words) > 1:
+        rows = [_partial(db, pool.tables, words, limit) for pool in pools]
+    for number, pool_rows in enumerate(rows):
+        for row in pool_rows:
+            row.pool = number
+    return rows, words
 
 
 def _interleave_rows(pools: list[list[_Row]], limit: int, word_count: int) -> list[_Row]:
@@ -454,10 +457,14 @@ def _interleave_rows(pools: list[list[_Row]], limit: int, word_count: int) -> li
     if any(len(row.matched) == word_count for pool in pools for row in pool):
         pools = [[row for row in pool if len(row.matched) == word_count] for pool in pools]
     merged: list[_Row] = []
+    seen: set[tuple[str, int]] = set()  # an extra path's entry is in every agent's pool
     depth = max((len(pool) for pool in pools), default=0)
     for round_index in range(depth):
         same_round = [pool[round_index] for pool in pools if round_index < len(pool)]
-        merged += sorted(same_round, key=lambda row: (row.weight, row.rowid), reverse=True)
+        for row in sorted(same_round, key=lambda row: (row.weight, row.rowid), reverse=True):
+            if (row.table, row.rowid) not in seen:
+                seen.add((row.table, row.rowid))
+                merged.append(row)
         if len(merged) >= limit:
             break
     return merged[:limit]
@@ -514,7 +521,7 @@ def explain(query: str, *, agent: Agent | None = None, include_user: bool = True
 
 
 def _all_pools() -> list[_Pool]:
-    pools = [_Pool(f"agent:{agent.id}", agent.id, [agent.dir]) for agent in Agent.objects.all()]
+    pools = [_agent_pool(agent, include_user=False) for agent in Agent.objects.all()]
     pools.append(_Pool(USER_SCOPE, None, [search_index.USER_SCOPE_DIR]))
     return pools
 

@@ -62,6 +62,8 @@ SLOT_GAP = 1 << 16  # room left between neighbouring files when slots are laid o
 MAX_SLOT = (1 << (62 - ENTRY_BITS)) - 1
 FACTS_DIR = "users/owner/facts"
 USER_SCOPE_DIR = FACTS_DIR
+EXTRA_SCOPE_DIR = workspace.EXTRA_PREFIX  # MEMORY_EXTRA_PATHS, read by every agent
+MEMORY_FILES = ("MEMORY.md", "memory.md")  # memory.md stands for MEMORY.md when alone
 # A file whose ctime is this close to the moment it was read may change again within the
 # same timestamp tick without its key changing: it is checked by hash until it settles.
 RACY_NS = 2_000_000_000
@@ -98,6 +100,8 @@ def scope_of(rel: str) -> str | None:
     parts = rel.split("/")
     if any(part.startswith(".") for part in parts):
         return None
+    if parts[0] == EXTRA_SCOPE_DIR:
+        return EXTRA_SCOPE_DIR if len(parts) >= 2 else None
     if rel.startswith(FACTS_DIR + "/"):
         name = rel[len(FACTS_DIR) + 1 : -3]
         if "/" not in name and len(name) <= 64 and text_rules.FACT_NAME_RE.fullmatch(name):
@@ -109,31 +113,29 @@ def scope_of(rel: str) -> str | None:
         base, rest = f"agents/{parts[1]}", parts[2:]
     else:
         base, rest = "", parts
-    if rest == ["MEMORY.md"] or (len(rest) >= 2 and rest[0] == "memory"):
+    if (len(rest) == 1 and rest[0] in MEMORY_FILES) or (len(rest) >= 2 and rest[0] == "memory"):
         return base
     return None
 
 
 def shown_path(rel: str, scope: str) -> str:
     """The path a hit shows: relative to the agent dir, or the fact's workspace path."""
-    if scope == USER_SCOPE_DIR or not scope:
+    if scope in (USER_SCOPE_DIR, EXTRA_SCOPE_DIR) or not scope:
         return rel
     return rel[len(scope) + 1 :]
 
 
 def note_day(rel: str, scope: str) -> dt.date | None:
     """The day of a dated note (`memory/YYYY-MM-DD[-suffix].md` directly in the agent's
-    memory/), else None."""
-    if scope == USER_SCOPE_DIR:
+    memory/, or a name of a day other tools write: memory.text.note_day), else None."""
+    if scope in (USER_SCOPE_DIR, EXTRA_SCOPE_DIR):
         return None
     shown = shown_path(rel, scope)
     if not shown.startswith("memory/") or shown.count("/") != 1:
         return None
-    try:
-        day, _suffix = text_rules.parse_note_name(shown[len("memory/") :])
-    except Exception:  # noqa: BLE001 — InvalidInput: not a note name
-        return None
-    return day
+    # Odd but real names of a day (`2026-01-05_1030.md`) are notes of it too (issue 12.11).
+    found = text_rules.note_day(shown[len("memory/") :])
+    return None if found is None else found[0]
 
 
 def rank_ns(rel: str, scope: str, mtime_ns: int) -> int:
@@ -374,15 +376,19 @@ def scan_all() -> dict[str, tuple[str, workspace.ScannedFile]]:
     except PathRefused:
         agent_dirs = [""]
     for base in agent_dirs:
-        memory_md = f"{base}/MEMORY.md" if base else "MEMORY.md"
-        for scanned in _scan(base):
-            if scanned.path == memory_md:
-                found[scanned.path] = (base, scanned)
+        prefix = f"{base}/" if base else ""
+        top = {scanned.path: scanned for scanned in _scan(base)}
+        for name in MEMORY_FILES:  # MEMORY.md, else memory.md (agents.memory_file_name)
+            if prefix + name in top:
+                found[prefix + name] = (base, top[prefix + name])
+                break
         for scanned in _scan(f"{base}/memory" if base else "memory", recursive=True):
             found[scanned.path] = (base, scanned)
     for scanned in _scan(FACTS_DIR):
         if scope_of(scanned.path) == USER_SCOPE_DIR:
             found[scanned.path] = (USER_SCOPE_DIR, scanned)
+    for scanned in workspace.scan_extra():
+        found[scanned.path] = (EXTRA_SCOPE_DIR, scanned)
     return found
 
 
@@ -683,10 +689,32 @@ def wait_for_background(timeout: float = 60) -> None:
             return
 
 
+def _memory_pair(rel: str) -> tuple[str, str] | None:
+    """(MEMORY.md, memory.md) of the agent dir `rel` is the long-term file of, else None."""
+    base, _, name = rel.rpartition("/")
+    if name not in MEMORY_FILES or not (
+        base == "" or (base.startswith("agents/") and base.count("/") == 1)
+    ):
+        return None
+    prefix = f"{base}/" if base else ""
+    return prefix + MEMORY_FILES[0], prefix + MEMORY_FILES[1]
+
+
 def refresh(index: Index, rel: str) -> None:
     """Re-index one workspace path from what is on disk now (removing it when it is gone
-    or not searched). Inside the caller's transaction."""
+    or not searched). Inside the caller's transaction. A MEMORY.md that appears or goes
+    decides whether a memory.md beside it is searched: that one is looked at again too."""
+    _refresh_one(index, rel)
+    pair = _memory_pair(rel)
+    if pair is not None and rel == pair[0]:
+        _refresh_one(index, pair[1])
+
+
+def _refresh_one(index: Index, rel: str) -> None:
     scope_dir = scope_of(rel)
+    pair = _memory_pair(rel) if scope_dir is not None else None
+    if pair is not None and rel == pair[1] and workspace.read_keyed(pair[0]) is not None:
+        scope_dir = None  # memory.md beside a MEMORY.md is not the agent's memory file
     read = workspace.read_keyed(rel) if scope_dir is not None else None
     db = index.db
     row = db.execute(

@@ -569,8 +569,9 @@ def is_extra_path(path: str) -> bool:
     return isinstance(path, str) and path.startswith(f"{EXTRA_PREFIX}/")
 
 
-def read_extra(shown: str) -> str | None:
-    """The text of an extra file by its shown path, or None when there is no such file.
+def read_extra_keyed(shown: str) -> tuple[str, tuple[int, int, int, int]] | None:
+    """The text of an extra file by its shown path with its key (as read_keyed gives it),
+    or None when there is no such file.
 
     PathRefused for a path that is not `extra/<name>/<...>.md` / `extra/<name>.md` of a
     configured, usable extra path, has `..`, empty or hidden parts, or goes through a
@@ -602,10 +603,18 @@ def read_extra(shown: str) -> str | None:
         return None
     except OSError:  # ELOOP: the file itself is a symlink
         raise PathRefused(f"Path is a symbolic link: {shown!r}.") from None
+    st = os.fstat(fd)
+    if not stat_module.S_ISREG(st.st_mode):
+        os.close(fd)
+        return None
     with open(fd, encoding="utf-8", newline="", errors="replace") as handle:
-        if not stat_module.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            return None
-        return handle.read()
+        return handle.read(), (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
+def read_extra(shown: str) -> str | None:
+    """The text of an extra file by its shown path (read_extra_keyed without the key)."""
+    found = read_extra_keyed(shown)
+    return None if found is None else found[0]
 
 
 # --- a survey, for the doctor: everything as it is, nothing followed or changed ------------
@@ -802,7 +811,8 @@ def read_keyed(rel: str) -> tuple[str, tuple[int, int, int, int]] | None:
 
 
 def read_keyed_many(rels: list[str]) -> dict[str, tuple[str, tuple[int, int, int, int]] | None]:
-    """read_keyed for several files, the root resolved once. Each path is opened one part
+    """read_keyed for several files (extra paths too, by their shown `extra/…` path), the
+    root resolved once. Each path is opened one part
     at a time below the root, every part with O_NOFOLLOW: a symlink anywhere below the root
     makes the file None, exactly as `resolve` refuses it — without a realpath per file."""
     base = root()
@@ -812,6 +822,12 @@ def read_keyed_many(rels: list[str]) -> dict[str, tuple[str, tuple[int, int, int
             _check_relative(rel)
         except PathRefused:
             found[rel] = None
+            continue
+        if is_extra_path(rel):
+            try:
+                found[rel] = read_extra_keyed(rel)
+            except PathRefused:
+                found[rel] = None
             continue
         found[rel] = _read_below(base, rel.split("/"))
     return found

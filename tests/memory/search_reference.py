@@ -37,12 +37,9 @@ def _day_start_ns(day: dt.date) -> int:
 
 def _rank(shown: str, mtime_ns: int) -> tuple[int, str]:
     if shown.startswith("memory/") and shown.count("/") == 1:
-        try:
-            day, _suffix = text.parse_note_name(shown[len("memory/") :])
-        except Exception:  # noqa: BLE001 — not a note name: ranked by mtime
-            pass
-        else:
-            return (_day_start_ns(day), shown)
+        found = text.note_day(shown[len("memory/") :])
+        if found is not None:
+            return (_day_start_ns(found[0]), shown)
     return (mtime_ns, shown)
 
 

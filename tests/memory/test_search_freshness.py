@@ -251,3 +251,23 @@ def test_a_hit_is_not_read_through_a_directory_turned_into_a_symlink(workspace, 
 
     assert texts("figs") == []
     assert files.read_keyed("memory/people/anna.md") is None
+
+
+def test_memory_md_is_searched_only_while_no_memory_md_beside_it(workspace, settings):
+    settings.MEMORY_SEARCH_RECONCILE_SECONDS = 3600
+    put(workspace, "memory.md", "- quandong in the lower-case file\n")
+    assert texts("quandong") == ["- quandong in the lower-case file"]
+    files.write("MEMORY.md", "- quandong in MEMORY.md\n")  # now MEMORY.md is the file
+    assert texts("quandong") == ["- quandong in MEMORY.md"]
+    files.delete("MEMORY.md")
+    assert texts("quandong") == ["- quandong in the lower-case file"]
+
+
+def test_a_note_with_an_odd_name_ranks_by_its_day(workspace):
+    put(workspace, "memory/2026-01-05_1030.md", "- bilberry odd name\n", mtime=OLD)
+    put(workspace, "memory/2025-06-01.md", "- bilberry plain\n", mtime=OLD + 10**8)
+    hits = search.search("bilberry", agent=MASTER)
+    assert [(hit.path, hit.date) for hit in hits] == [
+        ("memory/2026-01-05_1030.md", "2026-01-05"),
+        ("memory/2025-06-01.md", "2025-06-01"),
+    ]

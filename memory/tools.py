@@ -387,7 +387,15 @@ def memory_search(
         hits = [hit for hit in hits if hit.score / len(words) >= minScore]
     data = {
         "results": [
-            {"path": hit.path, "line": hit.line, "text": hit.text, "score": hit.score}
+            {
+                "path": hit.path,
+                "line": hit.line,
+                "end_line": hit.end_line,
+                "date": hit.date,
+                "heading": hit.heading,
+                "text": hit.text,
+                "score": hit.score,
+            }
             for hit in hits
         ]
     }

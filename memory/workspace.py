@@ -16,6 +16,8 @@ Everyone else passes workspace-relative POSIX paths ("users/owner/USER.md",
   versions from them), inside the file's lock, with who made it: the `Attribution` the
   operations and interfaces set with `attributed(...)` (a context variable, so it follows
   the request, the task or the thread that writes). Nothing here imports a model.
+- records every write, append and delete in the change log (`.memory-changes/`, below),
+  so a search index on any host that mounts the workspace learns of it at its next query.
 
 All text is UTF-8 with "\\n" line endings.
 """
@@ -43,6 +45,9 @@ from django.conf import settings
 from memory.errors import Conflict, PathRefused
 
 LOCK_DIR = ".memory-locks"
+CHANGES_DIR = ".memory-changes"
+CHANGES_SEGMENT_BYTES = 1 << 20  # a segment of the change log is closed past this size
+CHANGES_KEEP = 16  # segments kept; a reader further behind rescans everything
 ABSENT = "absent"  # the hash of a file that does not exist
 
 _held = threading.local()
@@ -242,7 +247,12 @@ def _notify(
     data: bytes | None = None,
     offset: int = 0,
 ) -> None:
-    if not _hooks or _is_hidden(rel):
+    if _is_hidden(rel):
+        return
+    # Every change goes to the change log first (search indexes on every host learn of it
+    # at their next query), then to the in-process hooks (the file history).
+    _changed(rel)
+    if not _hooks:
         return
     change = Change(
         rel,
@@ -778,8 +788,9 @@ def is_extra_path(path: str) -> bool:
     return isinstance(path, str) and path.startswith(f"{EXTRA_PREFIX}/")
 
 
-def read_extra(shown: str) -> str | None:
-    """The text of an extra file by its shown path, or None when there is no such file.
+def read_extra_keyed(shown: str) -> tuple[str, tuple[int, int, int, int]] | None:
+    """The text of an extra file by its shown path with its key (as read_keyed gives it),
+    or None when there is no such file.
 
     PathRefused for a path that is not `extra/<name>/<...>.md` / `extra/<name>.md` of a
     configured, usable extra path, has `..`, empty or hidden parts, or goes through a
@@ -811,10 +822,18 @@ def read_extra(shown: str) -> str | None:
         return None
     except OSError:  # ELOOP: the file itself is a symlink
         raise PathRefused(f"Path is a symbolic link: {shown!r}.") from None
+    st = os.fstat(fd)
+    if not stat_module.S_ISREG(st.st_mode):
+        os.close(fd)
+        return None
     with open(fd, encoding="utf-8", newline="", errors="replace") as handle:
-        if not stat_module.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            return None
-        return handle.read()
+        return handle.read(), (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
+def read_extra(shown: str) -> str | None:
+    """The text of an extra file by its shown path (read_extra_keyed without the key)."""
+    found = read_extra_keyed(shown)
+    return None if found is None else found[0]
 
 
 # --- a survey, for the doctor: everything as it is, nothing followed or changed ------------
@@ -882,3 +901,176 @@ def is_dir(rel: str = "") -> bool:
     """Whether a workspace path ("" the root) is a directory, not a link to one."""
     path = resolve(rel) if rel else root()
     return path.is_dir() and not path.is_symlink()
+
+
+# --- the change log ----------------------------------------------------------------------
+#
+# Every write, append and delete above ends by appending its path to the change log, a
+# directory of numbered segments (`.memory-changes/0000000001.log`, one path a line) on the
+# workspace volume itself. A search index (one per host, rebuildable from the files) keeps
+# how far it has read and re-reads just the files named since, so a change made through
+# the app on any host is in the very next query on every host. It lives with the files, not
+# in the database: it is written when the file is (never rolled back with a transaction
+# after the file already changed), needs no database to write, and reaches other hosts as
+# the files and their locks do. The log says only "look at this path again": the file is
+# the truth, so a line read twice or a path changed again since costs a re-read, nothing
+# more. Appends take the segment's flock (O_APPEND alone is not atomic on NFS); a segment
+# past CHANGES_SEGMENT_BYTES is closed and the next one started; the oldest are removed
+# past CHANGES_KEEP (a reader that far behind rescans every file instead).
+
+ChangesPosition = tuple[int, int]  # (segment number, byte offset in it)
+
+
+def _changes_dir() -> Path:
+    return root() / CHANGES_DIR
+
+
+def _segment_path(directory: Path, number: int) -> Path:
+    return directory / f"{number:010d}.log"
+
+
+def _segments(directory: Path) -> list[int]:
+    try:
+        names = os.listdir(directory)
+    except FileNotFoundError:
+        return []
+    return sorted(int(name[:-4]) for name in names if name.endswith(".log") and name[:-4].isdigit())
+
+
+def _changed(rel: str) -> None:
+    """Append `rel` to the change log (after its file changed)."""
+    directory = _changes_dir()
+    directory.mkdir(exist_ok=True)
+    line = (rel + "\n").encode("utf-8")
+    while True:
+        numbers = _segments(directory)
+        number = numbers[-1] if numbers else 1
+        fd = os.open(
+            _segment_path(directory, number), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644
+        )
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            if os.fstat(fd).st_size < CHANGES_SEGMENT_BYTES:
+                os.write(fd, line)
+                return
+        finally:
+            os.close(fd)
+        # Full: start the next segment (another writer may have just done so) and retry.
+        with contextlib.suppress(FileExistsError):
+            os.close(os.open(_segment_path(directory, number + 1), os.O_CREAT | os.O_EXCL, 0o644))
+        for old in numbers[: max(0, len(numbers) + 1 - CHANGES_KEEP)]:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(_segment_path(directory, old))
+
+
+def changes_position() -> ChangesPosition:
+    """Where the change log ends now: read from here to learn of later changes only."""
+    directory = _changes_dir()
+    numbers = _segments(directory)
+    if not numbers:
+        return (1, 0)
+    try:
+        return (numbers[-1], os.stat(_segment_path(directory, numbers[-1])).st_size)
+    except FileNotFoundError:
+        return (numbers[-1], 0)
+
+
+def changes_since(position: ChangesPosition) -> tuple[list[str], ChangesPosition] | None:
+    """The paths changed since `position`, in order (repeats possible), and the position
+    after them. None when the log no longer reaches back that far (its segment was removed):
+    the caller must look at every file instead. Costs one open and fstat when nothing is new.
+    """
+    directory = _changes_dir()
+    number, offset = position
+    paths: list[str] = []
+    while True:
+        try:
+            with open(_segment_path(directory, number), "rb") as handle:
+                size = os.fstat(handle.fileno()).st_size
+                if size > offset:
+                    handle.seek(offset)
+                    data = handle.read(size - offset)
+                    # Only whole lines: a writer may be half-way through one.
+                    end = data.rfind(b"\n") + 1
+                    paths += data[:end].decode("utf-8", errors="replace").splitlines()
+                    offset += end
+        except FileNotFoundError:
+            numbers = _segments(directory)
+            if any(n > number for n in numbers) or (numbers and number < numbers[0]):
+                return None  # removed while we were behind
+            return paths, (number, offset)
+        if offset < CHANGES_SEGMENT_BYTES:
+            return paths, (number, offset)
+        # This segment is full: the rest is in the next one (when it exists yet).
+        if not _segment_path(directory, number + 1).exists():
+            return paths, (number, offset)
+        number, offset = number + 1, 0
+
+
+def list_dirs(rel_dir: str) -> list[str]:
+    """Names of the subdirectories of a workspace directory: no symlinks, nothing hidden.
+    A missing directory lists nothing."""
+    base = resolve(rel_dir) if rel_dir else root()
+    try:
+        with os.scandir(base) as iterator:
+            return sorted(
+                entry.name
+                for entry in iterator
+                if not entry.name.startswith(".") and entry.is_dir(follow_symlinks=False)
+            )
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
+def read_keyed(rel: str) -> tuple[str, tuple[int, int, int, int]] | None:
+    """The text of a file with the key scan_files gives it, (size, mtime_ns, ctime_ns,
+    inode), taken from the open file itself; None when it is missing, or is not a regular
+    file, or any part of its path is a symlink."""
+    return read_keyed_many([rel]).get(rel)
+
+
+def read_keyed_many(rels: list[str]) -> dict[str, tuple[str, tuple[int, int, int, int]] | None]:
+    """read_keyed for several files (extra paths too, by their shown `extra/…` path), the
+    root resolved once. Each path is opened one part
+    at a time below the root, every part with O_NOFOLLOW: a symlink anywhere below the root
+    makes the file None, exactly as `resolve` refuses it — without a realpath per file."""
+    base = root()
+    found: dict[str, tuple[str, tuple[int, int, int, int]] | None] = {}
+    for rel in rels:
+        try:
+            _check_relative(rel)
+        except PathRefused:
+            found[rel] = None
+            continue
+        if is_extra_path(rel):
+            try:
+                found[rel] = read_extra_keyed(rel)
+            except PathRefused:
+                found[rel] = None
+            continue
+        found[rel] = _read_below(base, rel.split("/"))
+    return found
+
+
+def _read_below(base: Path, parts: list[str]) -> tuple[str, tuple[int, int, int, int]] | None:
+    flags = os.O_RDONLY | os.O_NOFOLLOW
+    try:
+        fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return None
+    try:
+        for part in parts[:-1]:
+            child = os.open(part, flags | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = child
+        file_fd = os.open(parts[-1], flags, dir_fd=fd)
+    except OSError:  # missing, not a directory, or a symlink (ELOOP)
+        return None
+    finally:
+        os.close(fd)
+    st = os.fstat(file_fd)
+    if not stat_module.S_ISREG(st.st_mode):
+        os.close(file_fd)
+        return None
+    with open(file_fd, encoding="utf-8", newline="", errors="replace") as handle:
+        return handle.read(), (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)

@@ -90,6 +90,11 @@ def server_time_zone() -> str:
 
 # "Today" for daily notes is in the owner's time zone (SPEC §4.2), by default the server's.
 MEMORY_TIME_ZONE = os.environ.get("MEMORY_TIME_ZONE", "") or server_time_zone()
+# The search index (memory/search_index.py): a per-host cache under this directory, on a
+# local disk (never the shared workspace volume), rebuilt from the files when missing.
+MEMORY_SEARCH_DIR = os.environ.get("MEMORY_SEARCH_DIR", "") or str(BASE_DIR / "var" / "search")
+# A file changed by hand (not through the app) is found by queries at most this late.
+MEMORY_SEARCH_RECONCILE_SECONDS = env_float("MEMORY_SEARCH_RECONCILE_SECONDS", 30.0)
 
 # An existing OpenClaw workspace, used as it is (SPEC §1; README "Use an existing OpenClaw
 # workspace"). The user scope's USER.md: this file when set (relative to MY_AGENT_HOME),

@@ -285,6 +285,7 @@ class SearchQuerySerializer(serializers.Serializer):
         required=False, min_value=1, max_value=search.MAX_LIMIT, default=search.DEFAULT_LIMIT
     )
     offset = serializers.IntegerField(required=False, min_value=0, default=0)
+    explain = serializers.BooleanField(required=False, default=False)
 
 
 class HitSerializer(serializers.Serializer):
@@ -294,6 +295,24 @@ class HitSerializer(serializers.Serializer):
     line = serializers.IntegerField(allow_null=True)  # None for a fact (one entry)
     text = serializers.CharField()
     score = serializers.IntegerField()  # words of the query the entry matched
+    end_line = serializers.IntegerField(allow_null=True)  # last line of a block; None: fact
+    date = serializers.CharField(allow_null=True)  # a dated note's day, YYYY-MM-DD
+    heading = serializers.CharField(allow_null=True)  # the heading line it sits under
+    weight = serializers.FloatField()  # what the matched words weigh together (the rank)
+    matched = serializers.ListField(child=serializers.CharField())  # which query words
+
+
+class WordWeightSerializer(serializers.Serializer):
+    word = serializers.CharField()
+    rule = serializers.CharField()  # "whole", "inside" or "anywhere"
+    entries = serializers.IntegerField()  # entries of the scope holding it
+    weight = serializers.FloatField()
+    forms = serializers.ListField(child=serializers.CharField())  # words of the text it matched
+
+
+class ExplainSerializer(serializers.Serializer):
+    entries = serializers.IntegerField()  # entries in the scope searched
+    words = WordWeightSerializer(many=True)
 
 
 # --- script store -----------------------------------------------------------------------

@@ -45,7 +45,7 @@ class UserFactKind(BaseKind):
         return {path: text}
 
     def after_write(self, proposal: Proposal) -> None:
-        facts.regenerate_index()
+        facts.update_index([proposal.payload["name"]])
 
 
 class UserFactForgetKind(BaseKind):
@@ -63,7 +63,7 @@ class UserFactForgetKind(BaseKind):
         return {path: None}
 
     def after_write(self, proposal: Proposal) -> None:
-        facts.regenerate_index()
+        facts.update_index([proposal.payload["name"]])
 
 
 class AgentMemoryKind(BaseKind):

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from memory import workspace
 from memory.clock import local_now
 from memory.errors import InvalidInput, NotFound
+from memory.listing import Listing, page_bounds
 from memory.models import Agent
 from memory.text import fold_single_line, parse_note_name
 
@@ -129,29 +130,71 @@ def plain_note_name(day: dt.date) -> str:
     return f"{day.isoformat()}.md"
 
 
-def list_notes(agent: Agent, *, include_other: bool = False) -> list[NoteInfo]:
-    """The daily notes of an agent's `memory/` (not its subdirectories), newest first:
-    by day, then by name without `.md` descending (so `2026-11-30-1030.md` comes
-    before `2026-11-30.md`).
+def _sorted_names(agent: Agent) -> tuple[list[tuple[dt.date, str]], list[str]]:
+    """(daily notes as (day, file name), newest first; other Markdown file names, by
+    name) of the agent's `memory/`, from one listing of the directory — no stat, no read.
 
-    With include_other, hand-kept Markdown files (`facebook-books.md`) follow the notes,
-    by name, with `day` None. They are memory (searched, never deleted) but not notes.
-    """
-    notes: list[NoteInfo] = []
-    others: list[NoteInfo] = []
-    for info in workspace.list_files(agent.path(NOTES_DIR)):
-        name = info.path.rsplit("/", 1)[-1]
-        modified = dt.datetime.fromtimestamp(info.mtime, tz=dt.UTC)
+    Newest first is by day, then by name without `.md` descending, which is simply the
+    names without `.md` descending: a note's name starts with its ISO day."""
+    notes: list[tuple[dt.date, str]] = []
+    others: list[str] = []
+    for name in workspace.list_names(agent.path(NOTES_DIR)):
         try:
             day, _suffix = parse_note_name(name)
         except InvalidInput:
-            if include_other:
-                others.append(NoteInfo(None, name, info.size, modified))
+            others.append(name)
             continue
-        notes.append(NoteInfo(day, name, info.size, modified))
-    notes.sort(key=lambda note: (note.day, note.name.removesuffix(".md")), reverse=True)
-    others.sort(key=lambda note: note.name)
-    return notes + others
+        notes.append((day, name))
+    notes.sort(key=lambda note: note[1][:-3], reverse=True)
+    others.sort()
+    return notes, others
+
+
+def _infos(agent: Agent, entries: list[tuple[dt.date | None, str]]) -> list[NoteInfo]:
+    """NoteInfo (size, modified) of these files: one lstat each; a file gone since the
+    listing is left out."""
+    days = {name: day for day, name in entries}
+    return [
+        NoteInfo(
+            days[info.path.rsplit("/", 1)[-1]],
+            info.path.rsplit("/", 1)[-1],
+            info.size,
+            dt.datetime.fromtimestamp(info.mtime, tz=dt.UTC),
+        )
+        for info in workspace.file_infos(agent.path(NOTES_DIR), [name for _, name in entries])
+    ]
+
+
+def notes_listing(
+    agent: Agent, *, offset: int = 0, limit: int | None = None, include_other: bool = False
+) -> Listing[NoteInfo]:
+    """One page of an agent's daily notes (of its `memory/`, not its subdirectories),
+    newest first — by day, then by name without `.md` descending (so
+    `2026-11-30-1030.md` comes before `2026-11-30.md`) — and how many there are.
+
+    With include_other, hand-kept Markdown files (`facebook-books.md`) follow the notes,
+    by name, with `day` None. They are memory (searched, never deleted) but not notes.
+
+    Costs one listing of the directory (names only) and one lstat per item of the page,
+    whatever the number of notes. InvalidInput for a negative offset or limit.
+    """
+    notes, others = _sorted_names(agent)
+    entries: list[tuple[dt.date | None, str]] = list(notes)
+    if include_other:
+        entries += [(None, name) for name in others]
+    return Listing(_infos(agent, entries[page_bounds(offset, limit)]), len(entries))
+
+
+def list_notes(agent: Agent, *, include_other: bool = False) -> list[NoteInfo]:
+    """Every note (see notes_listing), with its size and date — a stat per file: prefer
+    notes_listing with a limit, or count_notes, where a page or a count is enough."""
+    return notes_listing(agent, include_other=include_other).items
+
+
+def count_notes(agent: Agent, *, include_other: bool = False) -> int:
+    """How many notes notes_listing would list: one listing of the directory, no stat."""
+    notes, others = _sorted_names(agent)
+    return len(notes) + (len(others) if include_other else 0)
 
 
 def read_note(agent: Agent, name: str) -> str:
@@ -256,12 +299,16 @@ def read_notes_block(
     it is left out entirely. So the newest day always contributes, even when it alone is
     larger than the budget.
     """
+    window: list[tuple[dt.date | None, str]] = []
+    seen_days: set[dt.date] = set()
+    for day, name in _sorted_names(agent)[0]:  # newest day first
+        if day not in seen_days:
+            if len(seen_days) == days:
+                break  # older days are beyond the window
+            seen_days.add(day)
+        window.append((day, name))
     by_day: dict[dt.date, list[NoteInfo]] = {}
-    for info in list_notes(agent):
-        if info.day is None:
-            continue
-        if info.day not in by_day and len(by_day) == days:
-            continue  # list_notes is newest day first; older days are beyond the window
+    for info in _infos(agent, window):
         by_day.setdefault(info.day, []).append(info)
 
     text = ""

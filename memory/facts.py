@@ -7,7 +7,9 @@ of INDEX.md, so concurrent writers can never leave an index that misses a fact.
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
+import hashlib
 import json
 import time
 from dataclasses import asdict, dataclass
@@ -219,26 +221,29 @@ def index_text(facts: list[Fact]) -> str:
 #
 # Every write of a fact changes one line of INDEX.md; re-reading every fact to rewrite it
 # would cost seconds at 10,000 facts. So INDEX.md is changed by the lines whose facts
-# changed, and regenerated whole whenever it cannot be trusted to match the facts:
+# changed (found by binary search: the lines are sorted by name), and regenerated whole
+# whenever it cannot be trusted to match the facts:
 #
 # - its text is not the text this code last wrote (a hand edit of INDEX.md, a restore, a
 #   crash between the two writes): the sha256 of what was written is kept in a state file
-#   (`.memory-state/facts-index.json`), compared with INDEX.md's text on every write;
-# - the names in it are not the fact files' names (a fact added or deleted by hand): one
-#   listing of the directory, no stat, on every write — those lines are added or removed;
-# - a fact file was edited by hand in place: at most every MEMORY_RECONCILE_SECONDS a
-#   write also lstats every fact file and re-reads those whose ctime (which no edit can
-#   set back) is not older than the previous such check, in the volume's own clock, less
-#   a second for clock ticks and writes in progress.
+#   (`.memory-state/facts-index.json`) and compared with INDEX.md's bytes on every write;
+# - a fact file was added, deleted or renamed by hand: the facts directory's stamp
+#   (mtime, inode) after the last write is kept too; when it differs, the directory is
+#   listed (names only) and the missing or extra lines are added or removed;
+# - a fact file was edited by hand in place (which leaves the directory alone): at most
+#   every MEMORY_RECONCILE_SECONDS a write also lstats every fact file and re-reads those
+#   whose ctime (which no edit can set back) is not older than the previous such check,
+#   in the volume's own clock, less a second for clock ticks and writes in progress.
 #
 # Writes through the app (save_fact, forget_fact, update_index after a proposal) hold
-# INDEX.md's lock and change the file with their lines, so INDEX.md is exact after each;
-# a change made outside the app shows at the first fact write MEMORY_RECONCILE_SECONDS
-# after it, or earlier. The state file is derived: lost or stale, it only costs one
+# INDEX.md's lock and change the file by their lines, so INDEX.md is exact after each; a
+# change made outside the app shows at the first fact write MEMORY_RECONCILE_SECONDS
+# after it, or earlier (a hand edit racing an app write within one clock tick of the
+# directory included). The state file is derived: lost or stale, it costs one
 # regeneration.
 
 INDEX_STATE_PATH = ".memory-state/facts-index.json"
-_STATE_VERSION = 1
+_STATE_VERSION = 2
 _RECONCILE_MARGIN_NS = 1_000_000_000
 
 
@@ -253,80 +258,109 @@ def _read_index_state() -> dict | None:
         or not isinstance(state.get("index_sha256"), str)
         or not isinstance(state.get("since_ns"), int)
         or not isinstance(state.get("reconciled_at"), int | float)
+        or not isinstance(state.get("directory"), list)
     ):
         return None
     return state
 
 
-def _trusted_entries(text: str) -> dict[str, str]:
-    """{name: line} of an INDEX.md this code wrote (its hash was checked): every line is
-    `- [<name>](...`, sorted, so the name is what stands between `- [` and `]`."""
-    return {line[3 : line.index("]")]: line for line in text.split("\n") if line}
+def _line_name(line: bytes) -> bytes:
+    # A line this code wrote: `- [<name>](<name>.md) (...`; names hold no `]`.
+    return line[3 : line.index(b"]")]
 
 
-def _sync_index(pending: dict[str, str | None]) -> tuple[str, dict]:
-    """(INDEX.md's new text, the state to keep) with `pending` applied — {name: the text
-    its file now has or is about to get, or None for a fact that is or is about to be
-    gone} — and whatever the checks above find. Reads; writes nothing. Caller holds
+def _line_bytes(name: str, text: str) -> bytes:
+    return index_line(parse_fact(name, text)).encode("utf-8")
+
+
+def _replace_line(lines: list[bytes], key: bytes, line: bytes | None) -> None:
+    """Put `line` (None: no line) where the fact `key`'s line is or belongs (sorted)."""
+    at = bisect.bisect_left(lines, key, key=_line_name)
+    present = at < len(lines) and _line_name(lines[at]) == key
+    if line is None:
+        if present:
+            del lines[at]
+    elif present:
+        lines[at] = line
+    else:
+        lines.insert(at, line)
+
+
+def _plan_index(pending: dict[str, str | None]) -> tuple[bytes, dict]:
+    """(INDEX.md's new bytes, the state to keep) with `pending` applied — {name: the text
+    its fact file now has or is about to get, or None for a fact that is or is about to
+    be gone} — and whatever the checks above find. Reads; writes nothing. Caller holds
     INDEX.md's lock."""
     state = _read_index_state()
-    current = workspace.read(INDEX_PATH) or ""
-    names = set(_fact_names())
-    names |= {name for name, text in pending.items() if text is not None}
-    names -= {name for name, text in pending.items() if text is None}
+    current = workspace.read_bytes_from(INDEX_PATH, 0) or b""
     now = time.time()
-    entries: dict[str, str] | None = None
-    if state is not None and state["index_sha256"] == workspace.hash_text(current):
-        entries = _trusted_entries(current)
-    due = (
-        entries is None or not 0 <= now - state["reconciled_at"] < settings.MEMORY_RECONCILE_SECONDS
-    )
+    trusted = state is not None and state["index_sha256"] == hashlib.sha256(current).hexdigest()
+    due = not trusted or not 0 <= now - state["reconciled_at"] < settings.MEMORY_RECONCILE_SECONDS
     since = workspace.volume_now_ns() if due else state["since_ns"]
-    if entries is None:
-        entries, to_read = {}, set(names)
-    else:
-        to_read = names - entries.keys()
-        for name in entries.keys() - names:
-            del entries[name]
-        if due:
-            threshold = state["since_ns"] - _RECONCILE_MARGIN_NS
-            for scanned in workspace.scan_files(FACTS_DIR):
-                stem = scanned.path.rsplit("/", 1)[-1][:-3]
-                if stem in names and scanned.ctime_ns >= threshold:
+    lines = current.split(b"\n")[:-1] if trusted else []
+    # {name: its new line, or None to drop it}
+    changes: dict[str, bytes | None] = {
+        name: None if text is None else _line_bytes(name, text) for name, text in pending.items()
+    }
+    on_disk: set[str] | None = None  # the fact names, when they had to be looked at
+    to_read: set[str] = set()
+    if not trusted:
+        on_disk = set(_fact_names())
+        to_read = on_disk
+    elif due:
+        threshold = state["since_ns"] - _RECONCILE_MARGIN_NS
+        on_disk = set()
+        for scanned in workspace.scan_files(FACTS_DIR):
+            stem = scanned.path.rsplit("/", 1)[-1][:-3]
+            if len(stem) <= 64 and FACT_NAME_RE.fullmatch(stem):
+                on_disk.add(stem)
+                if scanned.ctime_ns >= threshold:
                     to_read.add(stem)
-    for name in to_read - pending.keys():
+    elif list(workspace.stamp(FACTS_DIR) or ()) != state["directory"]:
+        on_disk = set(_fact_names())
+    if on_disk is not None:
+        listed = {_line_name(line).decode("ascii") for line in lines}
+        to_read |= on_disk - listed
+        for name in listed - on_disk:
+            changes.setdefault(name, None)
+    for name in to_read - changes.keys():
         text = workspace.read(fact_path(name))
-        if text is None:
-            entries.pop(name, None)
-        else:
-            entries[name] = index_line(parse_fact(name, text))
-    for name, text in pending.items():
-        if text is None:
-            entries.pop(name, None)
-        else:
-            entries[name] = index_line(parse_fact(name, text))
-    new_text = "".join(f"{entries[name]}\n" for name in sorted(entries))
+        changes[name] = None if text is None else _line_bytes(name, text)
+    if len(changes) > 64:  # many lines (a regeneration): merge and sort once
+        merged = {_line_name(line): line for line in lines}
+        for name, line in changes.items():
+            if line is None:
+                merged.pop(name.encode("ascii"), None)
+            else:
+                merged[name.encode("ascii")] = line
+        lines = [merged[key] for key in sorted(merged)]
+    else:
+        for name, line in changes.items():
+            _replace_line(lines, name.encode("ascii"), line)
+    new = b"\n".join(lines) + b"\n" if lines else b""
     new_state = {
         "version": _STATE_VERSION,
-        "index_sha256": workspace.hash_text(new_text),
+        "index_sha256": hashlib.sha256(new).hexdigest(),
         "since_ns": since,
         "reconciled_at": now if due else state["reconciled_at"],
+        "directory": [],  # filled in after the write
     }
-    return new_text, new_state
+    return new, new_state
 
 
-def _write_index(text: str, state: dict, *, also: dict[str, str] | None = None) -> None:
+def _write_index(new: bytes, state: dict, *, also: dict[str, str] | None = None) -> None:
     """Write INDEX.md (removed when empty: a missing file is simply absent from the
     prompt) together with `also` ({path: text}, e.g. the fact itself, fsynced with it),
     then the state. Caller holds INDEX.md's lock."""
-    texts = dict(also or {})
-    current = workspace.read(INDEX_PATH)
-    if text and current != text:
-        texts[INDEX_PATH] = text
+    texts: dict[str, str | bytes] = dict(also or {})
+    current = workspace.read_bytes_from(INDEX_PATH, 0)
+    if new and current != new:
+        texts[INDEX_PATH] = new
     if texts:
         workspace.write_many(texts)
-    if not text and current is not None:
+    if not new and current is not None:
         workspace.delete(INDEX_PATH)
+    state["directory"] = list(workspace.stamp(FACTS_DIR) or ())
     workspace.write_unsynced(INDEX_STATE_PATH, json.dumps(state))
 
 
@@ -336,8 +370,7 @@ def update_index(names: list[str] | tuple[str, ...] = ()) -> None:
     checks above run. Hand edits of INDEX.md are overwritten."""
     with workspace.locked(INDEX_PATH):
         pending = {name: workspace.read(fact_path(name)) for name in names}
-        text, state = _sync_index(pending)
-        _write_index(text, state)
+        _write_index(*_plan_index(pending))
 
 
 def regenerate_index() -> None:
@@ -345,8 +378,7 @@ def regenerate_index() -> None:
     facts left the file is removed: a missing file is simply absent from the prompt."""
     with workspace.locked(INDEX_PATH):
         workspace.delete(INDEX_STATE_PATH)  # trust nothing: read every fact
-        text, state = _sync_index({})
-        _write_index(text, state)
+        _write_index(*_plan_index({}))
 
 
 def save_fact(
@@ -369,7 +401,7 @@ def save_fact(
         source=source,
     )
     with workspace.locked(INDEX_PATH):
-        index, state = _sync_index({name: text})
+        index, state = _plan_index({name: text})
         # The fact and its INDEX.md line are fsynced together.
         _write_index(index, state, also={fact_path(name): text})
     return parse_fact(name, text)
@@ -381,8 +413,7 @@ def forget_fact(name: str) -> None:
     with workspace.locked(INDEX_PATH):
         if not workspace.delete(rel):
             raise NotFound(f"No fact {name!r}.")
-        index, state = _sync_index({name: None})
-        _write_index(index, state)
+        _write_index(*_plan_index({name: None}))
 
 
 def count_facts() -> int:

@@ -15,7 +15,7 @@ from memory.clock import local_now
 from memory.errors import InvalidInput, NotFound
 from memory.listing import Listing, page_bounds
 from memory.models import Agent
-from memory.text import fold_single_line, parse_note_name
+from memory.text import NOTE_NAME_RE, fold_single_line, parse_note_name
 
 MEMORY_FILE = "MEMORY.md"
 NOTES_DIR = "memory"
@@ -130,38 +130,58 @@ def plain_note_name(day: dt.date) -> str:
     return f"{day.isoformat()}.md"
 
 
-def _sorted_names(agent: Agent) -> tuple[list[tuple[dt.date, str]], list[str]]:
-    """(daily notes as (day, file name), newest first; other Markdown file names, by
-    name) of the agent's `memory/`, from one listing of the directory — no stat, no read.
+def _note_day(name: str) -> dt.date | None:
+    """The day of a note's file name (`2026-11-30.md`, `2026-11-30-1030.md`), None for a
+    name that is not a note's — parse_note_name's rules, without its exceptions, for
+    listings that look at tens of thousands of names."""
+    if not name.endswith(".md") or not NOTE_NAME_RE.fullmatch(name, 0, len(name) - 3):
+        return None
+    try:
+        return dt.date.fromisoformat(name[:10])  # the regex leaves only digits and hyphens
+    except ValueError:
+        return None
+
+
+def _sorted_names(agent: Agent) -> tuple[list[str], list[str]]:
+    """(the daily notes' names without `.md`, newest first; the other Markdown files'
+    names, by name) of the agent's `memory/`, from one listing of the directory — no
+    stat, no read.
 
     Newest first is by day, then by name without `.md` descending, which is simply the
     names without `.md` descending: a note's name starts with its ISO day."""
-    notes: list[tuple[dt.date, str]] = []
+    stems: list[str] = []
     others: list[str] = []
+    shaped = NOTE_NAME_RE.fullmatch
     for name in workspace.list_names(agent.path(NOTES_DIR)):
-        try:
-            day, _suffix = parse_note_name(name)
-        except InvalidInput:
+        if shaped(name, 0, len(name) - 3):  # list_names gives names ending in .md
+            stems.append(name[:-3])
+        else:
             others.append(name)
+    stems.sort(reverse=True)
+    from_iso = dt.date.fromisoformat
+    notes = []
+    for stem in stems:
+        try:
+            from_iso(stem[:10])
+        except ValueError:  # shaped like a date, but not one (2026-02-30)
+            others.append(f"{stem}.md")
             continue
-        notes.append((day, name))
-    notes.sort(key=lambda note: note[1][:-3], reverse=True)
+        notes.append(stem)
     others.sort()
     return notes, others
 
 
-def _infos(agent: Agent, entries: list[tuple[dt.date | None, str]]) -> list[NoteInfo]:
-    """NoteInfo (size, modified) of these files: one lstat each; a file gone since the
-    listing is left out."""
-    days = {name: day for day, name in entries}
+def _infos(agent: Agent, names: list[str]) -> list[NoteInfo]:
+    """NoteInfo (day, size, modified) of these files of `memory/`: one lstat each; a
+    file gone since the listing is left out."""
     return [
         NoteInfo(
-            days[info.path.rsplit("/", 1)[-1]],
-            info.path.rsplit("/", 1)[-1],
+            _note_day(name := info.path.rsplit("/", 1)[-1]),
+            name,
             info.size,
             dt.datetime.fromtimestamp(info.mtime, tz=dt.UTC),
         )
-        for info in workspace.file_infos(agent.path(NOTES_DIR), [name for _, name in entries])
+        for info in workspace.file_infos(agent.path(NOTES_DIR), names)
     ]
 
 
@@ -178,11 +198,15 @@ def notes_listing(
     Costs one listing of the directory (names only) and one lstat per item of the page,
     whatever the number of notes. InvalidInput for a negative offset or limit.
     """
-    notes, others = _sorted_names(agent)
-    entries: list[tuple[dt.date | None, str]] = list(notes)
-    if include_other:
-        entries += [(None, name) for name in others]
-    return Listing(_infos(agent, entries[page_bounds(offset, limit)]), len(entries))
+    stems, others = _sorted_names(agent)
+    if not include_other:
+        others = []
+    window = range(len(stems) + len(others))[page_bounds(offset, limit)]
+    names = [
+        f"{stems[index]}.md" if index < len(stems) else others[index - len(stems)]
+        for index in window
+    ]
+    return Listing(_infos(agent, names), len(stems) + len(others))
 
 
 def list_notes(agent: Agent, *, include_other: bool = False) -> list[NoteInfo]:
@@ -193,8 +217,18 @@ def list_notes(agent: Agent, *, include_other: bool = False) -> list[NoteInfo]:
 
 def count_notes(agent: Agent, *, include_other: bool = False) -> int:
     """How many notes notes_listing would list: one listing of the directory, no stat."""
-    notes, others = _sorted_names(agent)
-    return len(notes) + (len(others) if include_other else 0)
+    names = workspace.list_names(agent.path(NOTES_DIR))
+    if include_other:
+        return len(names)
+    shaped, from_iso, count = NOTE_NAME_RE.fullmatch, dt.date.fromisoformat, 0
+    for name in names:
+        if shaped(name, 0, len(name) - 3):
+            try:
+                from_iso(name[:10])
+            except ValueError:
+                continue
+            count += 1
+    return count
 
 
 def read_note(agent: Agent, name: str) -> str:
@@ -299,14 +333,14 @@ def read_notes_block(
     it is left out entirely. So the newest day always contributes, even when it alone is
     larger than the budget.
     """
-    window: list[tuple[dt.date | None, str]] = []
-    seen_days: set[dt.date] = set()
-    for day, name in _sorted_names(agent)[0]:  # newest day first
-        if day not in seen_days:
+    window: list[str] = []
+    seen_days: set[str] = set()
+    for stem in _sorted_names(agent)[0]:  # newest day first
+        if stem[:10] not in seen_days:
             if len(seen_days) == days:
                 break  # older days are beyond the window
-            seen_days.add(day)
-        window.append((day, name))
+            seen_days.add(stem[:10])
+        window.append(f"{stem}.md")
     by_day: dict[dt.date, list[NoteInfo]] = {}
     for info in _infos(agent, window):
         by_day.setdefault(info.day, []).append(info)

@@ -191,6 +191,21 @@ def stat(rel: str) -> FileInfo | None:
     return FileInfo(rel, st.st_size, st.st_mtime)
 
 
+Stamp = tuple[int, int, int, int]  # (size, mtime_ns, ctime_ns, inode)
+
+
+def stamp(rel: str) -> Stamp | None:
+    """(size, mtime_ns, ctime_ns, inode) of a file or directory, symlinks not followed;
+    None when it does not exist. No write keeps all four: an atomic rewrite gets a new
+    inode, an in-place one a new ctime (which no user can set back)."""
+    path = resolve(rel)
+    try:
+        st = os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
 def list_files(rel_dir: str, *, suffix: str = ".md", recursive: bool = False) -> list[FileInfo]:
     """Regular files below a workspace directory whose names end in `suffix`.
 
@@ -233,10 +248,10 @@ def list_names(rel_dir: str, *, suffix: str = ".md") -> list[str]:
     try:
         with os.scandir(base) as entries:
             return [
-                entry.name
+                name
                 for entry in entries
-                if entry.name.endswith(suffix)
-                and entry.name[0] != "."
+                if (name := entry.name).endswith(suffix)
+                and name[0] != "."
                 and entry.is_file(follow_symlinks=False)
             ]
     except (FileNotFoundError, NotADirectoryError):
@@ -519,7 +534,9 @@ def _fsync_all(fds: list[int]) -> None:
         future.result()
 
 
-def write_many(texts: dict[str, str], *, base_hashes: dict[str, str] | None = None) -> list[str]:
+def write_many(
+    texts: dict[str, str | bytes], *, base_hashes: dict[str, str] | None = None
+) -> list[str]:
     """Replace several files, each atomically, under all their locks (taken in path
     order). Returns the paths written, in the order given.
 
@@ -529,9 +546,9 @@ def write_many(texts: dict[str, str], *, base_hashes: dict[str, str] | None = No
     changes none of the files, and a crash leaves each file whole, old or new (not the
     group: a crash between two renames can leave one file new and the other old).
 
-    With `base_hashes`, a path listed there is written only when its current text still
-    hashes to its base; one that changed since it was read (a hand edit) is left exactly
-    as it is and is not in the result.
+    A text may be given as UTF-8 bytes. With `base_hashes`, a path listed there is
+    written only when its current text still hashes to its base; one that changed since
+    it was read (a hand edit) is left exactly as it is and is not in the result.
     """
     paths = {rel: resolve(rel) for rel in texts}
     with contextlib.ExitStack() as stack:
@@ -549,8 +566,8 @@ def write_many(texts: dict[str, str], *, base_hashes: dict[str, str] | None = No
                 path.parent.mkdir(parents=True, exist_ok=True)
                 fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
                 staged.append((rel, tmp, fd))
-                data = texts[rel].encode("utf-8")
-                view = memoryview(data)
+                data = texts[rel]
+                view = memoryview(data.encode("utf-8") if isinstance(data, str) else data)
                 while view:
                     view = view[os.write(fd, view) :]
             _fsync_all([fd for _, _, fd in staged])

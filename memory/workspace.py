@@ -366,6 +366,19 @@ def scan_files(rel_dir: str, *, suffix: str = ".md", recursive: bool = False) ->
     return found
 
 
+def scan_one(rel: str) -> ScannedFile | None:
+    """The ScannedFile of one path (an lstat), as scan_files would have found it; None
+    when it does not exist or is not a regular file (a symlink is never followed)."""
+    path = resolve(rel)
+    try:
+        st = os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    if not stat_module.S_ISREG(st.st_mode):
+        return None
+    return ScannedFile(rel, str(path), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
 def read_scanned(scanned: ScannedFile) -> str | None:
     """The text of a file `scan_files` found, or None when it is gone or has become a
     symlink since (O_NOFOLLOW: the scan's guarantee that nothing leads out still holds)."""
@@ -378,12 +391,17 @@ def read_scanned(scanned: ScannedFile) -> str | None:
     # os.read rather than a text-mode open: half the cost per file, and a vault load or
     # a search reads thousands of files.
     try:
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
+        # One read of the size the scan saw, plus a byte: fewer bytes means the end of
+        # the file was reached (a file that grew since is read on to its end).
+        data = os.read(fd, scanned.size + 1)
+        if len(data) > scanned.size:
+            chunks = [data]
+            while chunk := os.read(fd, 1 << 20):
+                chunks.append(chunk)
+            data = b"".join(chunks)
     finally:
         os.close(fd)
-    return b"".join(chunks).decode("utf-8", errors="replace")
+    return data.decode("utf-8", errors="replace")
 
 
 # --- writing -------------------------------------------------------------------------
@@ -513,6 +531,7 @@ def create(rel: str, text: str = "") -> bool:
 
 # --- several files at once, and derived state -------------------------------------------
 
+WRITE_MANY_GROUP = 128  # files staged (locks and descriptors held) at once
 _pool: tuple[int, ThreadPoolExecutor] | None = None
 _pool_lock = threading.Lock()
 
@@ -544,12 +563,22 @@ def write_many(
     fsynced (concurrently) before the first rename; then each is renamed over its target
     and each directory is fsynced once. So a failure while writing — a full disk —
     changes none of the files, and a crash leaves each file whole, old or new (not the
-    group: a crash between two renames can leave one file new and the other old).
+    group: a crash between two renames can leave one file new and the other old). More
+    than WRITE_MANY_GROUP files are written a group at a time (a failure leaves the
+    groups before it written).
 
     A text may be given as UTF-8 bytes. With `base_hashes`, a path listed there is
     written only when its current text still hashes to its base; one that changed since
     it was read (a hand edit) is left exactly as it is and is not in the result.
     """
+    if len(texts) > WRITE_MANY_GROUP:
+        # Thousands of files (a first rebuild) would hold as many locks and descriptors.
+        items = list(texts.items())
+        written: list[str] = []
+        for start in range(0, len(items), WRITE_MANY_GROUP):
+            group = dict(items[start : start + WRITE_MANY_GROUP])
+            written += write_many(group, base_hashes=base_hashes)
+        return written
     paths = {rel: resolve(rel) for rel in texts}
     with contextlib.ExitStack() as stack:
         for rel in sorted(texts):

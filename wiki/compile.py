@@ -36,7 +36,7 @@ from memory.errors import Conflict, DomainError, InvalidInput
 from memory.jobs import runs
 from memory.jobs.llm import NO_MODEL, BadAnswer, get_provider, render_prompt
 from memory.models import Agent, Run
-from proposals.actions import BaseKind, apply_now, propose
+from proposals.actions import BaseKind, apply_now, planned_writes, propose
 from wiki import graph, lint, pages
 from wiki.vault import KINDS, Vault, load, page_slug, vault_dir, with_changes
 
@@ -112,7 +112,7 @@ class WikiCompileKind(BaseKind):
 
     def after_write(self, proposal) -> None:
         if proposal.agent is not None:
-            pages.refresh(proposal.agent)
+            pages.refresh(proposal.agent, changed=list(planned_writes(proposal)))
 
 
 # --- the model's answer ----------------------------------------------------------------------

@@ -17,8 +17,7 @@ def full_rebuild_changes(agent) -> dict:
         for info in workspace.list_files(base, recursive=True)
         if "/reports/" not in info.path
     }
-    empty = vault.Vault(base, "fresh", {}, {}, [])
-    return graph.block_changes(vault.with_changes(empty, texts))
+    return graph.block_changes(vault.from_texts(base, texts))
 
 
 def test_random_edits_leave_every_block_as_a_full_rebuild_would(master, monkeypatch):

@@ -45,6 +45,7 @@ demo: setup
 bench: setup
 	$(BIN)/python bench/search.py
 	$(BIN)/python bench/wiki.py
+	$(BIN)/python bench/writes.py
 	$(BIN)/python bench/mcp_roundtrip.py
 
 clean:

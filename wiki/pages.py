@@ -325,6 +325,9 @@ def current_report(agent) -> dict:
 
 
 def _candidates(agent, slug: str) -> list[str]:
+    """The files a page of this slug could be (one per folder), to stat. A string that
+    cannot be a file name gives paths the vault does not look at (not a page's, or
+    refused by the workspace): such a page is simply not there (404)."""
     return [f"{vault_dir(agent)}/{folder}/{slug}.md" for folder in FOLDERS]
 
 

@@ -266,3 +266,9 @@ def test_loading_and_reading_write_nothing(master, settings, workspace):
     report = pages.current_report(master)
     assert _every_file(workspace) == before
     assert report["counts"]["unsourced"] == 1  # the hand-made page, linted on read
+
+
+def test_a_slug_that_cannot_be_a_file_is_simply_no_page(master):
+    pages.save_page(master, title="Hub", kind="concept", sources=["conv:1"], body="Hub.")
+    for slug in ["../../users/owner/USER", "a/b", "x\x00y", "..", "ｈｕｂ", ".hidden"]:
+        assert pages.find_page(master, slug) is None

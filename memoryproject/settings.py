@@ -96,6 +96,25 @@ MEMORY_RECONCILE_SECONDS = env_float("MEMORY_RECONCILE_SECONDS", 10.0)
 # "Today" for daily notes is in the owner's time zone (SPEC §4.2), by default the server's.
 MEMORY_TIME_ZONE = os.environ.get("MEMORY_TIME_ZONE", "") or server_time_zone()
 
+# An existing OpenClaw workspace, used as it is (SPEC §1; README "Use an existing OpenClaw
+# workspace"). The user scope's USER.md: this file when set (relative to MY_AGENT_HOME),
+# else users/owner/USER.md when it exists, else a root USER.md (OpenClaw's place for it).
+MEMORY_USER_FILE = os.environ.get("MEMORY_USER_FILE", "").strip()
+# More folders or files of Markdown that memory_search and memory_get read, read-only, as
+# OpenClaw's memorySearch.extraPaths: absolute or relative to MY_AGENT_HOME, separated by
+# os.pathsep (":"). Shown as extra/<name>/... in results.
+MEMORY_EXTRA_PATHS = [
+    item.strip() for item in os.environ.get("MEMORY_EXTRA_PATHS", "").split(os.pathsep)
+]
+MEMORY_EXTRA_PATHS = [item for item in MEMORY_EXTRA_PATHS if item]
+# The pre-turn notes block (SPEC §4.2) is capped per note and in total, in characters. The
+# defaults keep today's and yesterday's notes to about 8,000 tokens beside a 32,000-char
+# system prompt: small next to any current model's context, large enough for a busy day.
+MEMORY_PRE_TURN_NOTE_CHARS = env_int("MEMORY_PRE_TURN_NOTE_CHARS", 20_000)
+MEMORY_PRE_TURN_TOTAL_CHARS = env_int("MEMORY_PRE_TURN_TOTAL_CHARS", 30_000)
+if MEMORY_PRE_TURN_NOTE_CHARS < 1000 or MEMORY_PRE_TURN_TOTAL_CHARS < 1000:
+    raise ImproperlyConfigured("MEMORY_PRE_TURN_*_CHARS must be at least 1000.")
+
 INSTALLED_APPS = [
     "memoryproject.admin.OwnerAdminConfig",
     "django.contrib.auth",
@@ -247,6 +266,9 @@ MEMORY_LLM_TIMEOUT = env_float("MEMORY_LLM_TIMEOUT", 120)
 # Seconds before the first retry on 429/5xx/connection errors (doubled for the second).
 MEMORY_LLM_RETRY_DELAY = env_float("MEMORY_LLM_RETRY_DELAY", 1)
 MEMORY_LLM_MAX_TOKENS = env_int("MEMORY_LLM_MAX_TOKENS", 8192)  # Anthropic's required cap
+# The model's context window in tokens (0: not known). Prompts are fitted to it with room
+# for the answer (memory/jobs/window.py); a prompt that cannot fit fails its run.
+MEMORY_LLM_CONTEXT_TOKENS = env_int("MEMORY_LLM_CONTEXT_TOKENS", 0)
 # A claimed run whose heartbeat (renewed every quarter of this by its process) is older
 # than this is failed as "worker lost" and started again once (memory.jobs.runs).
 MEMORY_RUN_LEASE_SECONDS = env_int("MEMORY_RUN_LEASE_SECONDS", 120)

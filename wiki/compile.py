@@ -5,9 +5,14 @@ Flow of one run (`run_compile`, called by the API's task and by the chain after 
 consolidation alike):
 
 1. No model configured → `skipped` ("no model configured"). No daily notes → `skipped`.
+   The compile chained after a consolidation is `skipped` too, with no model call, when no
+   note of the block is new or changed since the last compile that read it (names and
+   hashes kept on each run, `memory.jobs.runs.new_or_changed`).
 2. Read the notes block consolidation reads (`memory.notes.read_notes_block`), the
-   vault's table of contents and the text of the pages the notes mention; ask the model
-   (prompts in wiki/prompts/compile_*.md).
+   vault's table of contents and the text of the pages the notes mention, fitted to the
+   model's window (memory.jobs.window: notes and pages shrink together; "prompt too long
+   for model" → `failed`, no call); ask the model (prompts in wiki/prompts/compile_*.md,
+   the answer constrained to wiki/prompts/compile_schema.json).
 3. Parse the §13.1 answer strictly: not an object, `pages` not a list, a page with a
    missing or wrongly typed field, an unknown kind or a title without a letter → the run
    fails and nothing is written. Pages without a valid source — none given, none in the
@@ -31,14 +36,21 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from memory import clock, notes, workspace
+from memory import clock, notes
 from memory.errors import Conflict, DomainError, InvalidInput
-from memory.jobs import runs
-from memory.jobs.llm import NO_MODEL, BadAnswer, get_provider, render_prompt
+from memory.jobs import runs, window
+from memory.jobs.llm import (
+    NO_MODEL,
+    BadAnswer,
+    LLMError,
+    get_provider,
+    load_schema,
+    render_prompt,
+)
 from memory.models import Agent, Run
 from proposals.actions import BaseKind, apply_now, planned_writes, propose
 from wiki import graph, lint, pages
-from wiki.vault import KINDS, Vault, load, page_slug, vault_dir, with_changes
+from wiki.vault import KINDS, Vault, load, meta_as_written, page_slug, vault_dir, with_changes
 
 log = logging.getLogger(__name__)
 
@@ -68,11 +80,14 @@ def batch_changes(agent: Agent, page_list: list[dict]) -> dict[str, str]:
         title = pages.clean_title(item.get("title"))
         slug = page_slug(title)
         kind = pages.clean_kind(item.get("kind"))
-        sources = pages.clean_sources(item.get("sources"))
+        sources = pages.clean_sources(item.get("sources"), loose=True)
         existing = vault.pages.get(slug)
-        if existing is not None:
+        if existing is not None and existing.openclaw:
+            # An OpenClaw page keeps its source ids; the notes it now also comes from join.
+            sources = _union(existing.source_ids, sources)
+        elif existing is not None:
             sources = _union(
-                [source for source in existing.sources if lint.valid_source(source)], sources
+                [s for s in existing.sources if lint.valid_source(s, loose=True)], sources
             )
         path = vault.path_for(slug, kind)
         if path in authored:
@@ -85,7 +100,8 @@ def batch_changes(agent: Agent, page_list: list[dict]) -> dict[str, str]:
             status=pages.clean_status(item.get("status")),
             updated=clock.today().isoformat(),
             body=pages.clean_body(item.get("body")),
-            kept=existing.meta if existing is not None else None,
+            kept=meta_as_written(existing) if existing is not None else None,
+            tail=existing.foreign_tail if existing is not None else "",
         )
     virtual = with_changes(vault, authored)
     texts = graph.block_changes(virtual, only=set(authored))
@@ -169,7 +185,7 @@ def parse_batch(data: object, *, note_exists) -> ParsedBatch:
 
         valid = []
         for source in (source.strip() for source in sources):
-            if not lint.valid_source(source):
+            if not lint.valid_source(source, loose=True):
                 continue
             if source.startswith("note:") and not note_exists(source[5:]):
                 continue
@@ -198,8 +214,11 @@ def parse_batch(data: object, *, note_exists) -> ParsedBatch:
 # --- the prompt ---------------------------------------------------------------------------
 
 
-def _vault_context(vault: Vault, notes_text: str) -> tuple[str, str]:
-    """(table of contents, texts of the pages the notes mention) for the prompt."""
+def _vault_context(
+    vault: Vault, notes_text: str, pages_budget: int = PAGES_BUDGET
+) -> tuple[str, str]:
+    """(table of contents, texts of the pages the notes mention, within `pages_budget`
+    characters) for the prompt."""
     from memory.text import fold
 
     records = sorted(vault.pages.values(), key=lambda r: r.slug)
@@ -210,7 +229,7 @@ def _vault_context(vault: Vault, notes_text: str) -> tuple[str, str]:
 
     folded_notes = fold(notes_text)
     shown: list[str] = []
-    room = PAGES_BUDGET
+    room = pages_budget
     for record in records:
         if fold(record.title) not in folded_notes and record.slug not in folded_notes:
             continue
@@ -222,8 +241,10 @@ def _vault_context(vault: Vault, notes_text: str) -> tuple[str, str]:
     return toc, "\n".join(shown) or "(none of the existing pages is mentioned in the notes)"
 
 
-def build_prompt(agent: Agent, notes_text: str, *, vault: Vault) -> tuple[str, str]:
-    toc, existing = _vault_context(vault, notes_text)
+def build_prompt(
+    agent: Agent, notes_text: str, *, vault: Vault, pages_budget: int = PAGES_BUDGET
+) -> tuple[str, str]:
+    toc, existing = _vault_context(vault, notes_text, pages_budget)
     system = render_prompt("compile_system.md", PROMPTS_DIR)
     user = render_prompt(
         "compile_user.md",
@@ -242,11 +263,40 @@ def build_prompt(agent: Agent, notes_text: str, *, vault: Vault) -> tuple[str, s
 def _note_exists(agent: Agent):
     def exists(name: str) -> bool:
         try:
-            return workspace.exists(notes.note_path(agent, name))
+            return notes.note_exists(agent, name)
         except DomainError:
             return False
 
     return exists
+
+
+def _fit_prompt(
+    provider: window.Counter, agent: Agent, block: notes.NotesBlock, vault: Vault
+) -> window.Fitted[tuple[str, str]] | str:
+    """The compile prompt at the largest size that fits the model's window: `size` is the
+    notes budget, and the existing pages get half of it (PAGES_BUDGET at the full 40,000).
+    Returns the reason instead when even the smallest prompt does not fit."""
+
+    def build(budget: int) -> tuple[str, str]:
+        read = (
+            block if budget == notes.NOTES_BUDGET else notes.read_notes_block(agent, budget=budget)
+        )
+        pages_budget = PAGES_BUDGET * budget // notes.NOTES_BUDGET
+        return build_prompt(agent, read.text, vault=vault, pages_budget=pages_budget)
+
+    try:
+        return window.fit(
+            provider,
+            build,
+            lambda prompt: prompt,
+            largest=notes.NOTES_BUDGET,
+            smallest=notes.MIN_CUT_CHARS,
+            step=notes.MIN_CUT_CHARS,
+        )
+    except window.PromptTooLong as exc:
+        return exc.message
+    except LLMError as exc:  # the endpoint could not be reached to count the prompt
+        return f"the model call failed: {exc.message}"
 
 
 def _compile_step(run: Run) -> runs.Outcome:
@@ -259,19 +309,27 @@ def _compile_step(run: Run) -> runs.Outcome:
         return runs.Outcome(Run.Status.SKIPPED, "no daily notes to compile")
     if run.trigger == CHAINED:
         # The nightly chain runs after every consolidation; asking the model again about
-        # notes it already compiled would only cost. A compile started by hand always runs.
-        last = (
-            Run.objects.filter(agent=agent, kind=Run.Kind.COMPILE, status=Run.Status.SUCCEEDED)
-            .exclude(pk=run.pk)
-            .order_by("-started_at")
-            .first()
-        )
-        if last is not None and (block.newest_mtime or 0) <= last.started_at.timestamp():
-            return runs.Outcome(Run.Status.SKIPPED, "no note is newer than the last compile")
+        # notes it already compiled would only cost. Judged by content, as consolidation
+        # judges it: a note is new or changed when no answered compile read it with this
+        # hash. A compile started by hand always runs.
+        if not runs.new_or_changed(agent, Run.Kind.COMPILE, block.hashes, exclude=run.pk):
+            return runs.Outcome(
+                Run.Status.SKIPPED, "no note is new or changed since the last compile read it"
+            )
 
-    system, user = build_prompt(agent, block.text, vault=load(agent))
+    fitted = _fit_prompt(provider, agent, block, load(agent))
+    if isinstance(fitted, str):
+        return runs.Outcome(Run.Status.FAILED, fitted)
+    system, user = fitted.prompt
+    runs.record_notes_read(run, block.hashes)  # the window, as consolidation records it
     batch, failure = runs.ask_for_run(
-        run, provider, system, user, partial(parse_batch, note_exists=_note_exists(agent))
+        run,
+        provider,
+        system,
+        user,
+        partial(parse_batch, note_exists=_note_exists(agent)),
+        schema=load_schema("compile_schema.json", PROMPTS_DIR),
+        max_tokens=fitted.max_tokens,
     )
     if batch is None:
         return runs.Outcome(Run.Status.FAILED, failure)

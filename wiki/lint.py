@@ -2,14 +2,16 @@
 
 One pass over the vault reports four kinds of issue:
 
-- `unsourced` — no valid source (`note:YYYY-MM-DD[-suffix]` or `conv:<id>`) left;
+- `unsourced` — no valid source (`note:YYYY-MM-DD[-suffix]` or `conv:<id>`, or for an
+  OpenClaw page the ids in `sourceIds`) left; OpenClaw's source pages need none;
 - `dangling` — a `[[link]]` to a page nobody wrote (or to no possible page, `[[???]]`);
-- `review` — a status other than `ok`;
+- `review` — a status other than `ok` (or OpenClaw's `active`);
 - `stale` — `updated` more than 90 days before today, or missing, or not a date.
 
 Nothing is deleted: a dangling link is work for the next compile. Two Markdown reports
 beside the pages, `reports/open-questions.md` and `reports/stale.md`, are regenerated
-whole from the vault (never accumulated) and written only when their text changes.
+whole from the vault (never accumulated) and written only when their text changes — and
+never over a file of that name another tool wrote (OpenClaw keeps its own reports/).
 """
 
 from __future__ import annotations
@@ -21,30 +23,41 @@ from typing import NamedTuple
 
 from memory import workspace
 from memory.errors import InvalidInput
-from memory.text import parse_note_name
+from memory.text import note_day, parse_note_name
 from wiki.vault import REPORTS_DIR, Record, Vault
 
 ISSUE_KINDS = ("unsourced", "dangling", "review", "stale")
+# Statuses that need no person's eye: this app's `ok`, OpenClaw memory-wiki's `active`.
+OK_STATUSES = ("ok", "active")
+# Pages that need no sources: OpenClaw's source pages are where sources are kept.
+SOURCE_KINDS = ("source", "report")
 STALE_AFTER_DAYS = 90
 OPEN_QUESTIONS = "open-questions.md"
 STALE = "stale.md"
 _CONV_RE = re.compile(r"conv:[^\s]{1,200}")
 
 
-def valid_source(source: object) -> bool:
-    """`note:YYYY-MM-DD[-suffix]` (a real date, the note name rules of §3) or
-    `conv:<id>` (no whitespace, at most 200 characters)."""
-    return isinstance(source, str) and _valid_source_text(source)
+def valid_source(source: object, *, loose: bool = False) -> bool:
+    """`note:YYYY-MM-DD[-suffix]` (a real date, the note name rules of §3) or `conv:<id>`
+    (no whitespace, at most 200 characters). With `loose`, also the odd but real names of
+    other tools' notes (`note:2026-01-05_1030`, `note:2026-03-22-zhiji-E001`): what lint
+    accepts on a page, and a compile when that note exists; a write from outside names a
+    note by the §3 form."""
+    return isinstance(source, str) and _valid_source_text(source, loose)
 
 
 @functools.lru_cache(maxsize=65536)  # a vault's pages cite the same few hundred notes
-def _valid_source_text(source: str) -> bool:
+def _valid_source_text(source: str, loose: bool) -> bool:
     if source.startswith("note:"):
+        if source.endswith(".md"):
+            return False
+        if loose:
+            return note_day(source[5:]) is not None
         try:
             parse_note_name(source[5:])
         except InvalidInput:
             return False
-        return not source.endswith(".md")
+        return True
     return bool(_CONV_RE.fullmatch(source))
 
 
@@ -85,15 +98,21 @@ def _own_issues(record: Record, today: dt.date) -> tuple:
     if record._lint is not None and record._lint[0] == today:
         return record._lint[1]
     sources = record.sources
-    unsourced = "no sources" if not sources else "no valid source"
-    for source in sources:
-        if _valid_source_text(source):  # _text_list made them strings
-            unsourced = None
+    # An OpenClaw page names its sources by the ids of its source pages (sourceIds).
+    sourced = bool(record.source_ids)
+    for source in sources if not sourced else ():
+        if _valid_source_text(source, True):  # _text_list made them strings
+            sourced = True
             break
+    unsourced = None
+    if not sourced and record.kind not in SOURCE_KINDS and not record.raw_source:
+        unsourced = "no sources" if not sources else "no valid source"
     review = None
-    if record.status != "ok":
+    # A raw source (OpenClaw's `openclaw:wiki:raw-source`) opts out of metadata lint.
+    if record.status.lower() not in OK_STATUSES and not record.raw_source:
         review = f"status is {record.status!r}" if record.status else "no status"
-    stale, why = _is_stale(record, today)
+    # A raw source page (OpenClaw's `openclaw:wiki:raw-source`) opts out of freshness.
+    stale, why = (False, "") if record.raw_source else _is_stale(record, today)
     result = (unsourced, review, why if stale else None)
     record._lint = (today, result)
     return result
@@ -220,7 +239,10 @@ def report_changes(vault: Vault, issues: list[Issue]) -> dict[str, str]:
         (questions_path, render_open_questions(vault)),
         (stale_path, render_stale(vault, issues)),
     ):
-        if workspace.read(path) != text:
+        current = workspace.read(path)
+        if current is not None and not is_own_report(current):
+            continue  # another tool's file of that name (OpenClaw's reports/): left as it is
+        if current != text:
             changes[path] = text
     return changes
 
@@ -232,6 +254,17 @@ def write_reports(vault: Vault, issues: list[Issue]) -> list[str]:
     if changes:
         workspace.write_many(changes)
     return list(changes)
+
+
+_OWN_REPORT_STARTS = (
+    "# Open questions\n\nGenerated from the wiki pages' `questions`",
+    "# Stale pages\n\nPages not updated for more than",
+)
+
+
+def is_own_report(text: str) -> bool:
+    """Whether a report file is one this app generated (and so may regenerate whole)."""
+    return text.startswith(_OWN_REPORT_STARTS)
 
 
 def report_data(vault: Vault, issues: list[Issue]) -> dict:

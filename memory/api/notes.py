@@ -12,7 +12,7 @@ from memory import notes, workspace
 from memory.api.common import source_of, valid
 from memory.api.serializers import BodyInputSerializer, NoteBodySerializer, NoteSerializer
 from memory.auth import agent_for
-from memory.text import parse_note_name
+from memory.text import note_day
 
 
 def _note_json(info: notes.NoteInfo) -> dict:
@@ -40,10 +40,10 @@ class NoteListView(APIView):
 
 
 def _note_answer(name: str, body: str, *, code: int = status.HTTP_200_OK) -> Response:
-    day, _suffix = parse_note_name(name)
+    day, _suffix = note_day(name) or (None, "")
     return Response(
         {
-            "day": day.isoformat(),
+            "day": day.isoformat() if day else None,
             "name": notes.note_file_name(name),
             "body": body,
             "hash": workspace.hash_text(body),
@@ -63,7 +63,7 @@ class NoteView(APIView):
     )
     def put(self, request: Request, agent_id: str, name: str) -> Response:
         agent = agent_for(request, agent_id)
-        notes.note_path(agent, name)  # a bad name is 422 before the body is looked at
+        notes.existing_note_path(agent, name)  # a bad name is 422 before the body is read
         data = valid(BodyInputSerializer, request.data)
         source_of(request, data.get("source"))  # a nonsense source is refused
         created = notes.write_note(agent, name, data["body"], base_hash=data.get("base_hash"))

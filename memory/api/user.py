@@ -22,7 +22,7 @@ from memory.api.serializers import (
 
 def _user_json() -> dict:
     # Text and hash from one read: a PUT with this hash is 409 over anything written since.
-    body, body_hash = workspace.read_with_hash(facts.USER_PATH)
+    body, body_hash = workspace.read_with_hash(facts.user_path())
     return UserSerializer(
         {
             "body": body or "",

@@ -8,6 +8,7 @@ import pytest
 
 from memory import clock, context, notes
 from memory.models import NoteCursor
+from tests.helpers import write_by_hand
 
 
 @pytest.fixture
@@ -16,19 +17,20 @@ def days(master):
     return today.isoformat(), (today - dt.timedelta(days=1)).isoformat()
 
 
-def _write(workspace, rel, text):
-    path = workspace / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+def part(title: str, text: str) -> str:
+    """One part of the pre-turn block: its heading, the note's text fenced as data."""
+    return f"## {title}\n```markdown\n{text}\n```"
 
 
 # --- §4.1 system prompt ----------------------------------------------------------------
 
 
 def test_it_renders_the_sections_in_order(master, workspace):
-    _write(workspace, "MEMORY.md", "- Owner: Minh\n")
-    _write(workspace, "users/owner/facts/INDEX.md", "- [pho](pho.md) (preference) — phở bò\n")
-    _write(workspace, "users/owner/USER.md", "Tôi là Minh.\n")
+    write_by_hand(workspace / "MEMORY.md", "- Owner: Minh\n")
+    write_by_hand(
+        workspace / "users/owner/facts/INDEX.md", "- [pho](pho.md) (preference) — phở bò\n"
+    )
+    write_by_hand(workspace / "users/owner/USER.md", "Tôi là Minh.\n")
     assert context.system_prompt(master) == (
         "## USER.md\nTôi là Minh.\n\n"
         "## INDEX.md\n- [pho](pho.md) (preference) — phở bò\n\n"
@@ -38,16 +40,16 @@ def test_it_renders_the_sections_in_order(master, workspace):
 
 def test_it_skips_missing_files(master, helper_agent, workspace):
     assert context.system_prompt(master) == ""
-    _write(workspace, "MEMORY.md", "master only\n")
-    _write(workspace, "agents/helper/MEMORY.md", "helper only\n")
+    write_by_hand(workspace / "MEMORY.md", "master only\n")
+    write_by_hand(workspace / "agents/helper/MEMORY.md", "helper only\n")
     assert context.system_prompt(master) == "## MEMORY.md\nmaster only"
     assert context.system_prompt(helper_agent) == "## MEMORY.md\nhelper only"
 
 
 def test_it_caps_each_section(master, workspace):
-    _write(workspace, "users/owner/USER.md", "u" * 5000)
-    _write(workspace, "users/owner/facts/INDEX.md", "i" * 4000)
-    _write(workspace, "MEMORY.md", "m" * 30000)
+    write_by_hand(workspace / "users/owner/USER.md", "u" * 5000)
+    write_by_hand(workspace / "users/owner/facts/INDEX.md", "i" * 4000)
+    write_by_hand(workspace / "MEMORY.md", "m" * 30000)
     user, index, memory = context.system_prompt(master).split("\n\n")
     assert user == "## USER.md\n" + "u" * 3999 + "…"
     assert index == "## INDEX.md\n" + "i" * 4000
@@ -61,14 +63,15 @@ def test_it_caps_each_section(master, workspace):
 
 def test_it_walks_the_cursor_sequence(master, workspace, days):
     today, yesterday = days
-    _write(workspace, f"memory/{yesterday}.md", f"# {yesterday}\n\n- 21:00 hôm qua\n")
-    _write(workspace, f"memory/{today}.md", f"# {today}\n\n- 07:00 sáng\n")
-    _write(workspace, f"memory/{today}-1030.md", "suffixed: never shown\n")
+    write_by_hand(workspace / f"memory/{yesterday}.md", f"# {yesterday}\n\n- 21:00 hôm qua\n")
+    write_by_hand(workspace / f"memory/{today}.md", f"# {today}\n\n- 07:00 sáng\n")
+    write_by_hand(workspace / f"memory/{today}-1030.md", "suffixed: never shown\n")
 
     # First turn: both plain notes whole, yesterday first.
     assert context.pre_turn_block(master, "conv-1") == (
-        f"## memory/{yesterday}.md\n# {yesterday}\n\n- 21:00 hôm qua\n\n"
-        f"## memory/{today}.md\n# {today}\n\n- 07:00 sáng"
+        part(f"memory/{yesterday}.md", f"# {yesterday}\n\n- 21:00 hôm qua")
+        + "\n\n"
+        + part(f"memory/{today}.md", f"# {today}\n\n- 07:00 sáng")
     )
     # Nothing new: empty.
     assert context.pre_turn_block(master, "conv-1") == ""
@@ -76,26 +79,27 @@ def test_it_walks_the_cursor_sequence(master, workspace, days):
     # A memory_save during the turn shows from the next opening message on, alone.
     line = notes.memory_save(master, "uống thuốc").line
     assert context.pre_turn_block(master, "conv-1") == (
-        f"## memory/{today}.md (new since last shown)\n{line}"
+        part(f"memory/{today}.md (new since last shown)", line)
     )
     assert context.pre_turn_block(master, "conv-1") == ""
 
     # Another conversation starts from the beginning.
     assert context.pre_turn_block(master, "conv-2") == (
-        f"## memory/{yesterday}.md\n# {yesterday}\n\n- 21:00 hôm qua\n\n"
-        f"## memory/{today}.md\n# {today}\n\n- 07:00 sáng\n{line}"
+        part(f"memory/{yesterday}.md", f"# {yesterday}\n\n- 21:00 hôm qua")
+        + "\n\n"
+        + part(f"memory/{today}.md", f"# {today}\n\n- 07:00 sáng\n{line}")
     )
 
     # A rewrite (what was shown is no longer a prefix) shows the whole new version.
     notes.write_note(master, today, f"# {today}\n\n- 07:00 sáng (sửa)\n")
     assert context.pre_turn_block(master, "conv-1") == (
-        f"## memory/{today}.md\n# {today}\n\n- 07:00 sáng (sửa)"
+        part(f"memory/{today}.md", f"# {today}\n\n- 07:00 sáng (sửa)")
     )
     assert context.pre_turn_block(master, "conv-1") == ""
 
     # A shorter rewrite that keeps a prefix of nothing is whole too.
     notes.write_note(master, today, f"# {today}\n")
-    assert context.pre_turn_block(master, "conv-1") == f"## memory/{today}.md\n# {today}"
+    assert context.pre_turn_block(master, "conv-1") == part(f"memory/{today}.md", f"# {today}")
 
     cursor = NoteCursor.objects.get(agent=master, conversation="conv-1", note=f"{today}.md")
     assert cursor.shown_size == len(f"# {today}\n".encode())
@@ -106,25 +110,25 @@ def test_it_shows_a_note_created_after_the_first_turn_whole(master, workspace, d
     assert context.pre_turn_block(master, "c") == ""
     notes.memory_save(master, "first of the day")
     block = context.pre_turn_block(master, "c")
-    assert block.startswith(f"## memory/{today}.md\n# {today}\n\n- ")
-    assert block.endswith(" first of the day")
+    assert block.startswith(f"## memory/{today}.md\n```markdown\n# {today}\n\n- ")
+    assert block.endswith(" first of the day\n```")
 
 
 def test_it_counts_bytes_not_characters(master, workspace, days):
     today, _ = days
-    _write(workspace, f"memory/{today}.md", "- 07:00 Đức ăn phở\n")
+    write_by_hand(workspace / f"memory/{today}.md", "- 07:00 Đức ăn phở\n")
     context.pre_turn_block(master, "c")
     with open(workspace / f"memory/{today}.md", "a", encoding="utf-8") as handle:
         handle.write("- 08:00 bún chả\n")
     assert context.pre_turn_block(master, "c") == (
-        f"## memory/{today}.md (new since last shown)\n- 08:00 bún chả"
+        part(f"memory/{today}.md (new since last shown)", "- 08:00 bún chả")
     )
 
 
 def test_the_preview_writes_no_cursor(master, workspace, days):
     today, _ = days
-    _write(workspace, f"memory/{today}.md", "- 07:00 a\n")
-    expected = f"## memory/{today}.md\n- 07:00 a"
+    write_by_hand(workspace / f"memory/{today}.md", "- 07:00 a\n")
+    expected = part(f"memory/{today}.md", "- 07:00 a")
     assert context.preview_pre_turn(master) == expected
     assert context.pre_turn_block(master, "c", advance=False) == expected
     assert NoteCursor.objects.count() == 0
@@ -134,9 +138,9 @@ def test_the_preview_writes_no_cursor(master, workspace, days):
 
 def test_it_keeps_agents_apart(master, helper_agent, workspace, days):
     today, _ = days
-    _write(workspace, f"agents/helper/memory/{today}.md", "- helper's\n")
+    write_by_hand(workspace / f"agents/helper/memory/{today}.md", "- helper's\n")
     assert context.pre_turn_block(master, "c") == ""
-    assert context.pre_turn_block(helper_agent, "c") == f"## memory/{today}.md\n- helper's"
+    assert context.pre_turn_block(helper_agent, "c") == part(f"memory/{today}.md", "- helper's")
 
 
 # --- §4.3 group chats and build_context ------------------------------------------------
@@ -144,14 +148,14 @@ def test_it_keeps_agents_apart(master, helper_agent, workspace, days):
 
 def test_a_group_chat_gets_no_private_memory(master, workspace, days):
     today, _ = days
-    _write(workspace, "MEMORY.md", "private\n")
-    _write(workspace, "users/owner/USER.md", "private\n")
-    _write(workspace, f"memory/{today}.md", "private\n")
+    write_by_hand(workspace / "MEMORY.md", "private\n")
+    write_by_hand(workspace / "users/owner/USER.md", "private\n")
+    write_by_hand(workspace / f"memory/{today}.md", "private\n")
     assert context.build_context(master, "group-1", "group") == {"system": "", "pre_turn": ""}
     assert NoteCursor.objects.count() == 0
     direct = context.build_context(master, "dm-1", "direct")
     assert direct["system"] == "## USER.md\nprivate\n\n## MEMORY.md\nprivate"
-    assert direct["pre_turn"] == f"## memory/{today}.md\nprivate"
+    assert direct["pre_turn"] == part(f"memory/{today}.md", "private")
 
 
 def test_it_refuses_an_unknown_chat_kind(master):

@@ -97,6 +97,7 @@ bench: setup
 	$(BIN)/python bench/recall.py
 	$(BIN)/python bench/http.py
 	$(BIN)/python bench/wiki.py
+	$(BIN)/python bench/writes.py
 	$(BIN)/python bench/mcp_roundtrip.py
 	$(BIN)/python bench/pages.py
 	$(BIN)/python bench/review.py

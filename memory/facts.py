@@ -1,13 +1,17 @@
 """User scope (SPEC §2): USER.md, one fact per file, and the generated INDEX.md.
 
 No presence rule here (memory.writes applies §5): these functions write at once. Every
-fact write or delete and the INDEX.md regeneration that follows it happen under the lock
+fact write or delete and the INDEX.md update that follows it happen under the lock
 of INDEX.md, so concurrent writers can never leave an index that misses a fact.
 """
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
+import hashlib
+import json
+import time
 from dataclasses import asdict, dataclass
 
 from django.conf import settings
@@ -15,8 +19,10 @@ from django.conf import settings
 from memory import workspace
 from memory.clock import today
 from memory.errors import InvalidInput, NotFound, PathRefused
+from memory.listing import Listing, page_bounds
 from memory.notes import normalise_newlines
 from memory.text import (
+    FACT_NAME_RE,
     dump_frontmatter,
     fold_single_line,
     parse_frontmatter,
@@ -213,51 +219,207 @@ def get_fact_or_404(name: str) -> Fact:
 
 
 def _fact_names() -> list[str]:
+    """The names of every fact, sorted, from one listing of the directory (no stat, no
+    read). A hand-made file whose name is not a slug cannot be addressed as a fact."""
     names = []
-    for info in workspace.list_files(FACTS_DIR):
-        file_name = info.path.rsplit("/", 1)[-1]
-        if file_name == INDEX_NAME:
-            continue
+    for file_name in workspace.list_names(FACTS_DIR):
         stem = file_name[:-3]
-        # A hand-made file whose name is not a slug cannot be addressed as a fact.
-        try:
-            validate_fact_name(stem)
-        except InvalidInput:
-            continue
-        names.append(stem)
+        if file_name != INDEX_NAME and len(stem) <= 64 and FACT_NAME_RE.fullmatch(stem):
+            names.append(stem)
     return sorted(names)
 
 
 def list_facts() -> list[Fact]:
     """Every fact, sorted by name (files whose names are not slugs are left out)."""
+    return facts_listing().items
+
+
+def facts_listing(*, offset: int = 0, limit: int | None = None) -> Listing[Fact]:
+    """One page of the facts, sorted by name, and how many there are: the names come
+    from one listing of the directory, and only the page's files are read. InvalidInput
+    for a negative offset or limit."""
+    names = _fact_names()
     facts = []
-    for name in _fact_names():
+    for name in names[page_bounds(offset, limit)]:
         text = workspace.read(fact_path(name))
-        if text is not None:
+        if text is not None:  # deleted since the listing
             facts.append(parse_fact(name, text))
-    return facts
+    return Listing(facts, len(names))
+
+
+def index_line(fact: Fact) -> str:
+    """The INDEX.md line of one fact (no newline)."""
+    return f"- [{fact.name}]({fact.name}.md) ({fact.type}) — {fold_single_line(fact.description)}"
 
 
 def index_text(facts: list[Fact]) -> str:
     """INDEX.md for these facts: `- [<name>](<name>.md) (<type>) — <description>` per
     fact, sorted by name; "" for no facts."""
-    lines = [
-        f"- [{fact.name}]({fact.name}.md) ({fact.type}) — {fold_single_line(fact.description)}"
-        for fact in sorted(facts, key=lambda fact: fact.name)
-    ]
-    return "".join(f"{line}\n" for line in lines)
+    return "".join(f"{index_line(fact)}\n" for fact in sorted(facts, key=lambda fact: fact.name))
+
+
+# --- INDEX.md, kept up to date line by line ---------------------------------------------
+#
+# Every write of a fact changes one line of INDEX.md; re-reading every fact to rewrite it
+# would cost seconds at 10,000 facts. So INDEX.md is changed by the lines whose facts
+# changed (found by binary search: the lines are sorted by name), and regenerated whole
+# whenever it cannot be trusted to match the facts:
+#
+# - its text is not the text this code last wrote (a hand edit of INDEX.md, a restore, a
+#   crash between the two writes): the sha256 of what was written is kept in a state file
+#   (`.memory-state/facts-index.json`) and compared with INDEX.md's bytes on every write;
+# - a fact file was added, deleted or renamed by hand: the facts directory's stamp
+#   (mtime, inode) after the last write is kept too; when it differs, the directory is
+#   listed (names only) and the missing or extra lines are added or removed;
+# - a fact file was edited by hand in place (which leaves the directory alone): at most
+#   every MEMORY_RECONCILE_SECONDS a write also lstats every fact file and re-reads those
+#   whose ctime (which no edit can set back) is not older than the previous such check,
+#   in the volume's own clock, less a second for clock ticks and writes in progress.
+#
+# Writes through the app (save_fact, forget_fact, update_index after a proposal) hold
+# INDEX.md's lock and change the file by their lines, so INDEX.md is exact after each; a
+# change made outside the app shows at the first fact write MEMORY_RECONCILE_SECONDS
+# after it, or earlier (a hand edit racing an app write within one clock tick of the
+# directory included). The state file is derived: lost or stale, it costs one
+# regeneration.
+
+INDEX_STATE_PATH = ".memory-state/facts-index.json"
+_STATE_VERSION = 2
+_RECONCILE_MARGIN_NS = 1_000_000_000
+
+
+def _read_index_state() -> dict | None:
+    try:
+        state = json.loads(workspace.read(INDEX_STATE_PATH) or "null")
+    except ValueError:
+        return None
+    if (
+        not isinstance(state, dict)
+        or state.get("version") != _STATE_VERSION
+        or not isinstance(state.get("index_sha256"), str)
+        or not isinstance(state.get("since_ns"), int)
+        or not isinstance(state.get("reconciled_at"), int | float)
+        or not isinstance(state.get("directory"), list)
+    ):
+        return None
+    return state
+
+
+def _line_name(line: bytes) -> bytes:
+    # A line this code wrote: `- [<name>](<name>.md) (...`; names hold no `]`.
+    return line[3 : line.index(b"]")]
+
+
+def _line_bytes(name: str, text: str) -> bytes:
+    return index_line(parse_fact(name, text)).encode("utf-8")
+
+
+def _replace_line(lines: list[bytes], key: bytes, line: bytes | None) -> None:
+    """Put `line` (None: no line) where the fact `key`'s line is or belongs (sorted)."""
+    at = bisect.bisect_left(lines, key, key=_line_name)
+    present = at < len(lines) and _line_name(lines[at]) == key
+    if line is None:
+        if present:
+            del lines[at]
+    elif present:
+        lines[at] = line
+    else:
+        lines.insert(at, line)
+
+
+def _plan_index(pending: dict[str, str | None]) -> tuple[bytes, dict]:
+    """(INDEX.md's new bytes, the state to keep) with `pending` applied — {name: the text
+    its fact file now has or is about to get, or None for a fact that is or is about to
+    be gone} — and whatever the checks above find. Reads; writes nothing. Caller holds
+    INDEX.md's lock."""
+    state = _read_index_state()
+    current = workspace.read_bytes_from(INDEX_PATH, 0) or b""
+    now = time.time()
+    trusted = state is not None and state["index_sha256"] == hashlib.sha256(current).hexdigest()
+    due = not trusted or not 0 <= now - state["reconciled_at"] < settings.MEMORY_RECONCILE_SECONDS
+    since = workspace.volume_now_ns() if due else state["since_ns"]
+    lines = current.split(b"\n")[:-1] if trusted else []
+    # {name: its new line, or None to drop it}
+    changes: dict[str, bytes | None] = {
+        name: None if text is None else _line_bytes(name, text) for name, text in pending.items()
+    }
+    on_disk: set[str] | None = None  # the fact names, when they had to be looked at
+    to_read: set[str] = set()
+    if not trusted:
+        on_disk = set(_fact_names())
+        to_read = on_disk
+    elif due:
+        threshold = state["since_ns"] - _RECONCILE_MARGIN_NS
+        on_disk = set()
+        for scanned in workspace.scan_files(FACTS_DIR):
+            stem = scanned.path.rsplit("/", 1)[-1][:-3]
+            if len(stem) <= 64 and FACT_NAME_RE.fullmatch(stem):
+                on_disk.add(stem)
+                if scanned.ctime_ns >= threshold:
+                    to_read.add(stem)
+    elif list(workspace.stamp(FACTS_DIR) or ()) != state["directory"]:
+        on_disk = set(_fact_names())
+    if on_disk is not None:
+        listed = {_line_name(line).decode("ascii") for line in lines}
+        to_read |= on_disk - listed
+        for name in listed - on_disk:
+            changes.setdefault(name, None)
+    for name in to_read - changes.keys():
+        text = workspace.read(fact_path(name))
+        changes[name] = None if text is None else _line_bytes(name, text)
+    if len(changes) > 64:  # many lines (a regeneration): merge and sort once
+        merged = {_line_name(line): line for line in lines}
+        for name, line in changes.items():
+            if line is None:
+                merged.pop(name.encode("ascii"), None)
+            else:
+                merged[name.encode("ascii")] = line
+        lines = [merged[key] for key in sorted(merged)]
+    else:
+        for name, line in changes.items():
+            _replace_line(lines, name.encode("ascii"), line)
+    new = b"\n".join(lines) + b"\n" if lines else b""
+    new_state = {
+        "version": _STATE_VERSION,
+        "index_sha256": hashlib.sha256(new).hexdigest(),
+        "since_ns": since,
+        "reconciled_at": now if due else state["reconciled_at"],
+        "directory": [],  # filled in after the write
+    }
+    return new, new_state
+
+
+def _write_index(new: bytes, state: dict, *, also: dict[str, str] | None = None) -> None:
+    """Write INDEX.md (removed when empty: a missing file is simply absent from the
+    prompt) together with `also` ({path: text}, e.g. the fact itself, fsynced with it),
+    then the state. Caller holds INDEX.md's lock."""
+    texts: dict[str, str | bytes] = dict(also or {})
+    current = workspace.read_bytes_from(INDEX_PATH, 0)
+    if new and current != new:
+        texts[INDEX_PATH] = new
+    if texts:
+        workspace.write_many(texts)
+    if not new and current is not None:
+        workspace.delete(INDEX_PATH)
+    state["directory"] = list(workspace.stamp(FACTS_DIR) or ())
+    workspace.write_unsynced(INDEX_STATE_PATH, json.dumps(state))
+
+
+def update_index(names: list[str] | tuple[str, ...] = ()) -> None:
+    """Bring INDEX.md up to date after the facts `names` were written or deleted outside
+    save_fact / forget_fact (an approved or undone proposal): their lines change, and the
+    checks above run. Hand edits of INDEX.md are overwritten."""
+    with workspace.locked(INDEX_PATH):
+        pending = {name: workspace.read(fact_path(name)) for name in names}
+        _write_index(*_plan_index(pending))
 
 
 def regenerate_index() -> None:
-    """Rewrite INDEX.md from the fact files (hand edits are overwritten). With no facts
-    left the file is removed: a missing file is simply absent from the prompt."""
+    """Rewrite INDEX.md whole from every fact file (hand edits are overwritten). With no
+    facts left the file is removed: a missing file is simply absent from the prompt."""
     with workspace.locked(INDEX_PATH):
-        text = index_text(list_facts())
-        if text:
-            if workspace.read(INDEX_PATH) != text:
-                workspace.write(INDEX_PATH, text)
-        else:
-            workspace.delete(INDEX_PATH)
+        workspace.delete(INDEX_STATE_PATH)  # trust nothing: read every fact
+        _write_index(*_plan_index({}))
 
 
 def save_fact(
@@ -280,8 +442,9 @@ def save_fact(
         source=source,
     )
     with workspace.locked(INDEX_PATH):
-        workspace.write(fact_path(name), text)
-        regenerate_index()
+        index, state = _plan_index({name: text})
+        # The fact and its INDEX.md line are fsynced together.
+        _write_index(index, state, also={fact_path(name): text})
     return parse_fact(name, text)
 
 
@@ -291,9 +454,9 @@ def forget_fact(name: str) -> None:
     with workspace.locked(INDEX_PATH):
         if not workspace.delete(rel):
             raise NotFound(f"No fact {name!r}.")
-        regenerate_index()
+        _write_index(*_plan_index({name: None}))
 
 
 def count_facts() -> int:
-    """How many facts there are (without reading them)."""
+    """How many facts there are: one listing of the directory, no file read or stat'ed."""
     return len(_fact_names())

@@ -47,7 +47,7 @@ class UserFactKind(BaseKind):
         return {path: text}
 
     def after_write(self, proposal: Proposal) -> None:
-        facts.regenerate_index()
+        facts.update_index([proposal.payload["name"]])
 
 
 class UserFactForgetKind(BaseKind):
@@ -65,7 +65,7 @@ class UserFactForgetKind(BaseKind):
         return {path: None}
 
     def after_write(self, proposal: Proposal) -> None:
-        facts.regenerate_index()
+        facts.update_index([proposal.payload["name"]])
 
 
 class AgentMemoryKind(BaseKind):

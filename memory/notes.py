@@ -13,8 +13,15 @@ from dataclasses import dataclass, field
 from memory import agents, workspace
 from memory.clock import local_now
 from memory.errors import InvalidInput, NotFound, PathRefused
+from memory.listing import Listing, page_bounds
 from memory.models import Agent
-from memory.text import fence_mark, fold_single_line, note_day, parse_note_name
+from memory.text import (
+    LOOSE_NOTE_NAME_RE,
+    fence_mark,
+    fold_single_line,
+    note_day,
+    parse_note_name,
+)
 
 MEMORY_FILE = agents.MEMORY_FILE
 MEMORY_ALT_FILE = agents.MEMORY_ALT_FILE
@@ -160,29 +167,100 @@ def plain_note_name(day: dt.date) -> str:
     return f"{day.isoformat()}.md"
 
 
-def list_notes(agent: Agent, *, include_other: bool = False) -> list[NoteInfo]:
-    """The daily notes of an agent's `memory/` (not its subdirectories), newest first:
-    by day, then by name without `.md` descending (so `2026-11-30-1030.md` comes
-    before `2026-11-30.md`). Odd but real names (`2026-01-05_1030.md`) are notes of their
-    day too (memory.text.note_day); an impossible date is not.
+def _note_day(name: str) -> dt.date | None:
+    """The day of a note's file name (memory.text.note_day: `2026-11-30.md`,
+    `2026-11-30-1030.md`, `2026-01-05_1030.md`), None for any other name."""
+    parsed = note_day(name) if name.endswith(".md") else None
+    return parsed[0] if parsed else None
+
+
+def _sorted_names(agent: Agent) -> tuple[list[str], list[str]]:
+    """(the daily notes' names without `.md`, newest first; the other Markdown files'
+    names, by name) of the agent's `memory/`, from one listing of the directory — no
+    stat, no read.
+
+    Newest first is by day, then by name without `.md` descending, which is simply the
+    names without `.md` descending: a note's name starts with its ISO day."""
+    stems: list[str] = []
+    others: list[str] = []
+    shaped = LOOSE_NOTE_NAME_RE.fullmatch  # note_day's names, checked without a call each
+    for name in workspace.list_names(agent.path(NOTES_DIR)):
+        if shaped(name, 0, len(name) - 3):  # list_names gives names ending in .md
+            stems.append(name[:-3])
+        else:
+            others.append(name)
+    stems.sort(reverse=True)
+    from_iso = dt.date.fromisoformat
+    notes = []
+    for stem in stems:
+        try:
+            from_iso(stem[:10])
+        except ValueError:  # shaped like a date, but not one (2026-02-30)
+            others.append(f"{stem}.md")
+            continue
+        notes.append(stem)
+    others.sort()
+    return notes, others
+
+
+def _infos(agent: Agent, names: list[str]) -> list[NoteInfo]:
+    """NoteInfo (day, size, modified) of these files of `memory/`: one lstat each; a
+    file gone since the listing is left out."""
+    return [
+        NoteInfo(
+            _note_day(name := info.path.rsplit("/", 1)[-1]),
+            name,
+            info.size,
+            dt.datetime.fromtimestamp(info.mtime, tz=dt.UTC),
+        )
+        for info in workspace.file_infos(agent.path(NOTES_DIR), names)
+    ]
+
+
+def notes_listing(
+    agent: Agent, *, offset: int = 0, limit: int | None = None, include_other: bool = False
+) -> Listing[NoteInfo]:
+    """One page of an agent's daily notes (of its `memory/`, not its subdirectories),
+    newest first — by day, then by name without `.md` descending (so
+    `2026-11-30-1030.md` comes before `2026-11-30.md`) — and how many there are.
 
     With include_other, hand-kept Markdown files (`facebook-books.md`) follow the notes,
     by name, with `day` None. They are memory (searched, never deleted) but not notes.
+
+    Costs one listing of the directory (names only) and one lstat per item of the page,
+    whatever the number of notes. InvalidInput for a negative offset or limit.
     """
-    notes: list[NoteInfo] = []
-    others: list[NoteInfo] = []
-    for info in workspace.list_files(agent.path(NOTES_DIR)):
-        name = info.path.rsplit("/", 1)[-1]
-        modified = dt.datetime.fromtimestamp(info.mtime, tz=dt.UTC)
-        parsed = note_day(name)
-        if parsed is None:
-            if include_other:
-                others.append(NoteInfo(None, name, info.size, modified))
-            continue
-        notes.append(NoteInfo(parsed[0], name, info.size, modified))
-    notes.sort(key=lambda note: (note.day, note.name.removesuffix(".md")), reverse=True)
-    others.sort(key=lambda note: note.name)
-    return notes + others
+    stems, others = _sorted_names(agent)
+    if not include_other:
+        others = []
+    window = range(len(stems) + len(others))[page_bounds(offset, limit)]
+    names = [
+        f"{stems[index]}.md" if index < len(stems) else others[index - len(stems)]
+        for index in window
+    ]
+    return Listing(_infos(agent, names), len(stems) + len(others))
+
+
+def list_notes(agent: Agent, *, include_other: bool = False) -> list[NoteInfo]:
+    """Every note (see notes_listing), with its size and date — a stat per file: prefer
+    notes_listing with a limit, or count_notes, where a page or a count is enough."""
+    return notes_listing(agent, include_other=include_other).items
+
+
+def count_notes(agent: Agent, *, include_other: bool = False) -> int:
+    """How many notes notes_listing would list: one listing of the directory, no stat."""
+    names = workspace.list_names(agent.path(NOTES_DIR))
+    if include_other:
+        return len(names)
+    shaped, from_iso, count = LOOSE_NOTE_NAME_RE.fullmatch, dt.date.fromisoformat, 0
+    for name in names:
+        if shaped(name, 0, len(name) - 3):
+            try:
+                from_iso(name[:10])
+            except ValueError:
+                continue
+            count += 1
+    return count
 
 
 def read_note(agent: Agent, name: str) -> str:
@@ -347,12 +425,16 @@ def read_notes_block(
     it is left out entirely. So the newest day always contributes, even when it alone is
     larger than the budget.
     """
+    window: list[str] = []
+    seen_days: set[str] = set()
+    for stem in _sorted_names(agent)[0]:  # newest day first
+        if stem[:10] not in seen_days:
+            if len(seen_days) == days:
+                break  # older days are beyond the window
+            seen_days.add(stem[:10])
+        window.append(f"{stem}.md")
     by_day: dict[dt.date, list[NoteInfo]] = {}
-    for info in list_notes(agent):
-        if info.day is None:
-            continue
-        if info.day not in by_day and len(by_day) == days:
-            continue  # list_notes is newest day first; older days are beyond the window
+    for info in _infos(agent, window):
         by_day.setdefault(info.day, []).append(info)
 
     text = ""

@@ -36,6 +36,7 @@ import tempfile
 import threading
 import unicodedata
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NamedTuple
@@ -372,6 +373,21 @@ def stat(rel: str) -> FileInfo | None:
     return FileInfo(rel, st.st_size, st.st_mtime)
 
 
+Stamp = tuple[int, int, int, int]  # (size, mtime_ns, ctime_ns, inode)
+
+
+def stamp(rel: str) -> Stamp | None:
+    """(size, mtime_ns, ctime_ns, inode) of a file or directory, symlinks not followed;
+    None when it does not exist. No write keeps all four: an atomic rewrite gets a new
+    inode, an in-place one a new ctime (which no user can set back)."""
+    path = resolve(rel)
+    try:
+        st = os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
 def list_files(rel_dir: str, *, suffix: str = ".md", recursive: bool = False) -> list[FileInfo]:
     """Regular files below a workspace directory whose names end in `suffix`.
 
@@ -400,6 +416,53 @@ def list_files(rel_dir: str, *, suffix: str = ".md", recursive: bool = False) ->
             rel = Path(full).relative_to(root()).as_posix()
             found.append(FileInfo(rel, st.st_size, st.st_mtime))
     found.sort(key=lambda info: info.path)
+    return found
+
+
+def list_names(rel_dir: str, *, suffix: str = ".md") -> list[str]:
+    """The names of the files `list_files` would list directly in `rel_dir`, without a
+    stat of each: the directory entry's type says whether it is a regular file (on the
+    rare filesystem that does not record it, scandir falls back to an lstat per entry).
+    What a count or one page of a listing needs (stat only the page: `file_infos`).
+    Symlinks and hidden names are left out. Unsorted; a missing directory lists nothing.
+    """
+    base = resolve(rel_dir) if rel_dir else root()
+    try:
+        with os.scandir(base) as entries:
+            return [
+                name
+                for entry in entries
+                if (name := entry.name).endswith(suffix)
+                and name[0] != "."
+                and entry.is_file(follow_symlinks=False)
+            ]
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
+def file_infos(rel_dir: str, names: list[str]) -> list[FileInfo]:
+    """FileInfo of each named file directly in `rel_dir`, in the order given: one lstat
+    per name relative to the opened directory. A name that is gone, or is no longer a
+    regular file (swapped for a symlink), is left out."""
+    base = os.path.realpath(resolve(rel_dir)) if rel_dir else str(root())
+    prefix = f"{rel_dir}/" if rel_dir else ""
+    try:
+        fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:  # missing, not a directory, or a symlink
+        return []
+    found = []
+    try:
+        for name in names:
+            if "/" in name or name in ("", ".", ".."):
+                raise PathRefused(f"Not a file name: {name!r}.")
+            try:
+                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            if stat_module.S_ISREG(st.st_mode):
+                found.append(FileInfo(prefix + name, st.st_size, st.st_mtime))
+    finally:
+        os.close(fd)
     return found
 
 
@@ -491,6 +554,19 @@ def _scan_tree(base: str, prefix: str, *, suffix: str, recursive: bool) -> list[
     return found
 
 
+def scan_one(rel: str) -> ScannedFile | None:
+    """The ScannedFile of one path (an lstat), as scan_files would have found it; None
+    when it does not exist or is not a regular file (a symlink is never followed)."""
+    path = resolve(rel)
+    try:
+        st = os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    if not stat_module.S_ISREG(st.st_mode):
+        return None
+    return ScannedFile(rel, str(path), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
 def read_scanned(scanned: ScannedFile) -> str | None:
     """The text of a file `scan_files` found, or None when it is gone or has become a
     symlink since (O_NOFOLLOW: the scan's guarantee that nothing leads out still holds)."""
@@ -500,8 +576,20 @@ def read_scanned(scanned: ScannedFile) -> str | None:
         return None
     except OSError:  # ELOOP: replaced by a symlink
         return None
-    with open(fd, encoding="utf-8", newline="", errors="replace") as handle:
-        return handle.read()
+    # os.read rather than a text-mode open: half the cost per file, and a vault load or
+    # a search reads thousands of files.
+    try:
+        # One read of the size the scan saw, plus a byte: fewer bytes means the end of
+        # the file was reached (a file that grew since is read on to its end).
+        data = os.read(fd, scanned.size + 1)
+        if len(data) > scanned.size:
+            chunks = [data]
+            while chunk := os.read(fd, 1 << 20):
+                chunks.append(chunk)
+            data = b"".join(chunks)
+    finally:
+        os.close(fd)
+    return data.decode("utf-8", errors="replace")
 
 
 # --- writing -------------------------------------------------------------------------
@@ -593,30 +681,32 @@ def write_if_unchanged(rel: str, text: str | None, *, base_hash: str) -> str:
         return write(rel, text)
 
 
-def append(rel: str, text: str, *, create_with: str = "") -> str:
+def append(rel: str, text: str, *, create_with: str = "") -> None:
     """Append text to a file under its lock; a missing (or empty) file starts with
     `create_with` first. The text starts on a line of its own: a file whose last line has
-    no newline (a hand edit, a textarea) gets one first. Returns the new hash.
+    no newline (a hand edit, a textarea) gets one first. Only the file's last byte is
+    read, never its text: the cost does not grow with the file (no hash is returned —
+    it would need the whole text).
 
     The file is opened only after the lock is held, so an append never writes into a file
     that a concurrent rewrite has just replaced.
     """
     path = resolve(rel)
     with locked(rel):
-        current = read(rel)
+        last = _last_byte(path)
         before_fp = fingerprint(rel)
-        if not current:
+        if not last:
             data = (create_with + text).encode("utf-8")
             _write_atomic(path, data)
             _notify(
                 rel,
                 "write",
-                before=b"" if current == "" else None,
+                before=b"" if last == b"" else None,
                 before_fingerprint=before_fp,
                 data=data,
             )
-            return hash_text(create_with + text)
-        if not current.endswith("\n"):
+            return None
+        if last != b"\n":
             text = "\n" + text
         offset = before_fp.size if before_fp else 0
         with open(path, "a", encoding="utf-8", newline="") as handle:
@@ -626,7 +716,23 @@ def append(rel: str, text: str, *, create_with: str = "") -> str:
         _notify(
             rel, "append", before_fingerprint=before_fp, data=text.encode("utf-8"), offset=offset
         )
-        return hash_text(current + text)
+        return None
+
+
+def _last_byte(path: Path) -> bytes | None:
+    """The last byte of a file: b"" when it is empty, None when it does not exist. All an
+    append needs to know of what is there (a newline is one byte in UTF-8 and never part
+    of another character), so appending to a 2 MB note costs what appending to an empty
+    one does."""
+    try:
+        with open(path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if not size:
+                return b""
+            handle.seek(size - 1)
+            return handle.read(1)
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return None
 
 
 def delete(rel: str) -> bool:
@@ -657,6 +763,146 @@ def create(rel: str, text: str = "") -> bool:
             return False
         write(rel, text)
     return True
+
+
+# --- several files at once, and derived state -------------------------------------------
+
+WRITE_MANY_GROUP = 128  # files staged (locks and descriptors held) at once
+_pool: tuple[int, ThreadPoolExecutor] | None = None
+_pool_lock = threading.Lock()
+
+
+def _fsync_all(fds: list[int]) -> None:
+    """fsync every descriptor; concurrently when there are several, so the filesystem
+    commits them together (one journal commit instead of one per file)."""
+    global _pool
+    if len(fds) < 2:
+        for fd in fds:
+            os.fsync(fd)
+        return
+    with _pool_lock:
+        # A pool made before a fork has no threads in the child: make one per process.
+        if _pool is None or _pool[0] != os.getpid():
+            _pool = (os.getpid(), ThreadPoolExecutor(max_workers=8, thread_name_prefix="fsync"))
+        pool = _pool[1]
+    for future in [pool.submit(os.fsync, fd) for fd in fds]:
+        future.result()
+
+
+def write_many(
+    texts: dict[str, str | bytes], *, base_hashes: dict[str, str] | None = None
+) -> list[str]:
+    """Replace several files, each atomically, under all their locks (taken in path
+    order). Returns the paths written, in the order given.
+
+    Every new text is written to a temp file beside its target and all of them are
+    fsynced (concurrently) before the first rename; then each is renamed over its target
+    and each directory is fsynced once. So a failure while writing — a full disk —
+    changes none of the files, and a crash leaves each file whole, old or new (not the
+    group: a crash between two renames can leave one file new and the other old). More
+    than WRITE_MANY_GROUP files are written a group at a time (a failure leaves the
+    groups before it written).
+
+    A text may be given as UTF-8 bytes. With `base_hashes`, a path listed there is
+    written only when its current text still hashes to its base; one that changed since
+    it was read (a hand edit) is left exactly as it is and is not in the result.
+    """
+    if len(texts) > WRITE_MANY_GROUP:
+        # Thousands of files (a first rebuild) would hold as many locks and descriptors.
+        items = list(texts.items())
+        written: list[str] = []
+        for start in range(0, len(items), WRITE_MANY_GROUP):
+            group = dict(items[start : start + WRITE_MANY_GROUP])
+            written += write_many(group, base_hashes=base_hashes)
+        return written
+    paths = {rel: resolve(rel) for rel in texts}
+    with contextlib.ExitStack() as stack:
+        for rel in sorted(texts):
+            stack.enter_context(locked(rel))
+        todo = [
+            rel
+            for rel in texts
+            if base_hashes is None or rel not in base_hashes or file_hash(rel) == base_hashes[rel]
+        ]
+        staged: list[tuple[str, str, int]] = []  # (rel, temp path, open descriptor)
+        try:
+            for rel in todo:
+                path = paths[rel]
+                path.parent.mkdir(parents=True, exist_ok=True)
+                fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+                staged.append((rel, tmp, fd))
+                data = texts[rel]
+                view = memoryview(data.encode("utf-8") if isinstance(data, str) else data)
+                while view:
+                    view = view[os.write(fd, view) :]
+            _fsync_all([fd for _, _, fd in staged])
+        except BaseException:
+            for _, tmp, fd in staged:
+                os.close(fd)
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp)
+            raise
+        for _, _, fd in staged:
+            os.close(fd)
+        # What each file held, for the change hooks (the history), read under the locks.
+        before = {
+            rel: (_raw(rel), fingerprint(rel)) for rel in todo if _hooks and not _is_hidden(rel)
+        }
+        directories: dict[Path, None] = {}
+        for rel, tmp, _ in staged:
+            os.replace(tmp, paths[rel])
+            directories[paths[rel].parent] = None
+        dir_fds = [os.open(directory, os.O_RDONLY) for directory in directories]
+        try:
+            _fsync_all(dir_fds)
+        finally:
+            for fd in dir_fds:
+                os.close(fd)
+        for rel in todo:
+            data = texts[rel]
+            old_data, old_fp = before.get(rel, (None, None))
+            _notify(
+                rel,
+                "write",
+                before=old_data,
+                before_fingerprint=old_fp,
+                data=data.encode("utf-8") if isinstance(data, str) else data,
+            )
+    return todo
+
+
+def write_unsynced(rel: str, text: str) -> None:
+    """Replace a file atomically (temp file and rename, under its lock) without fsync:
+    only for derived state that its readers check and can rebuild — after a crash it may
+    hold an older text (or, on some filesystems, be empty), never a mix. The facts
+    index's state and the wiki's list of changes are written so."""
+    path = resolve(rel)
+    with locked(rel):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(text.encode("utf-8"))
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
+
+
+def volume_now_ns() -> int:
+    """The workspace volume's clock now, in ns: the time its filesystem stamps on a change
+    made at this moment (set on a file under the lock directory and read back). The
+    ctimes a scan compares come from this clock — on a network volume the server's, not
+    this host's — so "changed since" is asked in one clock."""
+    lock_dir = root() / LOCK_DIR
+    lock_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock_dir / "clock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        os.utime(fd)
+        return os.fstat(fd).st_ctime_ns
+    finally:
+        os.close(fd)
 
 
 class Health(NamedTuple):

@@ -88,6 +88,12 @@ def server_time_zone() -> str:
     return real.split("zoneinfo/", 1)[1] if "zoneinfo/" in real else "UTC"
 
 
+# A change made by hand (an editor, Obsidian, a sync tool) rather than through the app shows
+# in INDEX.md and in the wiki's graph, lint and reports within this many seconds: what the
+# app writes is known at once; what it did not write is found by a check of every file's
+# stamp, made at most this often (docs/decisions.md, "Writes and listings at scale").
+MEMORY_RECONCILE_SECONDS = env_float("MEMORY_RECONCILE_SECONDS", 10.0)
+
 # "Today" for daily notes is in the owner's time zone (SPEC §4.2), by default the server's.
 MEMORY_TIME_ZONE = os.environ.get("MEMORY_TIME_ZONE", "") or server_time_zone()
 # The search index (memory/search_index.py): a per-host cache under this directory, on a

@@ -48,7 +48,7 @@ from memory.jobs.llm import (
     render_prompt,
 )
 from memory.models import Agent, Run
-from proposals.actions import BaseKind, apply_now, propose
+from proposals.actions import BaseKind, apply_now, planned_writes, propose
 from proposals.diff import Presented, Presenter
 from wiki import graph, lint, pages
 from wiki.vault import (
@@ -139,7 +139,7 @@ class WikiCompileKind(BaseKind):
 
     def after_write(self, proposal) -> None:
         if proposal.agent is not None:
-            pages.refresh(proposal.agent)
+            pages.refresh(proposal.agent, changed=list(planned_writes(proposal)))
 
 
 # --- how a page reads in a review -------------------------------------------------------

@@ -17,8 +17,9 @@ never over a file of that name another tool wrote (OpenClaw keeps its own report
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
-from dataclasses import asdict, dataclass
+from typing import NamedTuple
 
 from memory import workspace
 from memory.errors import InvalidInput
@@ -42,8 +43,11 @@ def valid_source(source: object, *, loose: bool = False) -> bool:
     other tools' notes (`note:2026-01-05_1030`, `note:2026-03-22-zhiji-E001`): what lint
     accepts on a page, and a compile when that note exists; a write from outside names a
     note by the §3 form."""
-    if not isinstance(source, str):
-        return False
+    return isinstance(source, str) and _valid_source_text(source, loose)
+
+
+@functools.lru_cache(maxsize=65536)  # a vault's pages cite the same few hundred notes
+def _valid_source_text(source: str, loose: bool) -> bool:
     if source.startswith("note:"):
         if source.endswith(".md"):
             return False
@@ -57,6 +61,7 @@ def valid_source(source: object, *, loose: bool = False) -> bool:
     return bool(_CONV_RE.fullmatch(source))
 
 
+@functools.lru_cache(maxsize=4096)
 def parse_day(value: str) -> dt.date | None:
     try:
         return dt.date.fromisoformat(value) if len(value) == 10 else None
@@ -64,8 +69,7 @@ def parse_day(value: str) -> dt.date | None:
         return None
 
 
-@dataclass(frozen=True)
-class Issue:
+class Issue(NamedTuple):
     kind: str
     slug: str
     title: str
@@ -73,7 +77,7 @@ class Issue:
     detail: str
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        return self._asdict()
 
 
 def _is_stale(record: Record, today: dt.date) -> tuple[bool, str]:
@@ -94,9 +98,13 @@ def _own_issues(record: Record, today: dt.date) -> tuple:
     if record._lint is not None and record._lint[0] == today:
         return record._lint[1]
     sources = record.sources
-    unsourced = None
     # An OpenClaw page names its sources by the ids of its source pages (sourceIds).
-    sourced = bool(record.source_ids) or any(valid_source(source, loose=True) for source in sources)
+    sourced = bool(record.source_ids)
+    for source in sources if not sourced else ():
+        if _valid_source_text(source, True):  # _text_list made them strings
+            sourced = True
+            break
+    unsourced = None
     if not sourced and record.kind not in SOURCE_KINDS and not record.raw_source:
         unsourced = "no sources" if not sources else "no valid source"
     review = None
@@ -110,30 +118,59 @@ def _own_issues(record: Record, today: dt.date) -> tuple:
     return result
 
 
-def lint(vault: Vault, *, today: dt.date) -> list[Issue]:
-    """Every issue of the vault, by page (folder order, slug) then kind."""
+def page_issues(record: Record, pages: dict[str, Record], today: dt.date) -> tuple[Issue, ...]:
+    """The issues of one page, by kind: they depend on the page, today and which of the
+    pages it links to exist."""
+    unsourced, review, stale = _own_issues(record, today)
     issues: list[Issue] = []
-    pages = vault.pages
-    for record in pages.values():
-        unsourced, review, stale = _own_issues(record, today)
-        if unsourced:
-            issues.append(Issue("unsourced", record.slug, record.title, record.path, unsourced))
-        seen: set[str] = set()
-        for target, target_slug in record.links:
-            if target_slug is None:
-                key, detail = target, f"[[{target}]] names no page"
-            elif target_slug not in pages:
-                key, detail = target_slug, f"[[{target}]] → {target_slug}: no such page"
-            else:
-                continue
-            if key not in seen:  # one issue per missing page, however often it is linked
-                seen.add(key)
-                issues.append(Issue("dangling", record.slug, record.title, record.path, detail))
-        if review:
-            issues.append(Issue("review", record.slug, record.title, record.path, review))
-        if stale:
-            issues.append(Issue("stale", record.slug, record.title, record.path, stale))
-    return issues
+    if unsourced:
+        issues.append(Issue("unsourced", record.slug, record.title, record.path, unsourced))
+    seen: set[str] = set()
+    for target, target_slug in record.links:
+        if target_slug is None:
+            key, detail = target, f"[[{target}]] names no page"
+        elif target_slug not in pages:
+            key, detail = target_slug, f"[[{target}]] → {target_slug}: no such page"
+        else:
+            continue
+        if key not in seen:  # one issue per missing page, however often it is linked
+            seen.add(key)
+            issues.append(Issue("dangling", record.slug, record.title, record.path, detail))
+    if review:
+        issues.append(Issue("review", record.slug, record.title, record.path, review))
+    if stale:
+        issues.append(Issue("stale", record.slug, record.title, record.path, stale))
+    return tuple(issues)
+
+
+def lint(vault: Vault, *, today: dt.date) -> list[Issue]:
+    """Every issue of the vault, by page (folder order, path) then kind.
+
+    Incremental: a snapshot inherits its ancestor's issues per page (`vault.lint_base`)
+    and recomputes only the pages changed since (`vault.lint_dirty`, which includes the
+    pages linking to a page that appeared or went); a new day, or a vault parsed from
+    scratch, lints every page. Computed once per snapshot and day."""
+    with vault.lock:
+        if vault.lint_cache is not None and vault.lint_cache[0] == today:
+            return vault.lint_cache[1]
+        pages = vault.pages
+        base, dirty = vault.lint_base, vault.lint_dirty
+        if base is None or dirty is None or base[0] != today:
+            per_page = {slug: page_issues(record, pages, today) for slug, record in pages.items()}
+        else:
+            per_page = dict(base[1])
+            for slug in dirty:
+                record = pages.get(slug)
+                if record is None:
+                    per_page.pop(slug, None)
+                else:
+                    per_page[slug] = page_issues(record, pages, today)
+        vault.lint_base, vault.lint_dirty = (today, per_page), set()
+        for slug in pages.keys() - per_page.keys():  # never expected; cheap to be sure
+            per_page[slug] = page_issues(pages[slug], pages, today)
+        issues = [issue for slug in pages for issue in per_page[slug]]
+        vault.lint_cache = (today, issues)
+        return issues
 
 
 # --- reports --------------------------------------------------------------------------
@@ -155,12 +192,19 @@ def render_open_questions(vault: Vault) -> str:
         questions = record.questions
         if not questions:
             continue
-        lines += ["", f"## {_line(record.title)} ({record.path[len(vault.base) + 1 :]})", ""]
-        lines += [f"- {_line(question)}" for question in questions]
+        if record.questions_md is None:  # cached on the record: it changes with the file
+            section = ["", f"## {_line(record.title)} ({record.path[len(vault.base) + 1 :]})", ""]
+            record.questions_md = "\n".join(section + [f"- {_line(q)}" for q in questions])
+        lines.append(record.questions_md)
         count += len(questions)
     if not count:
         lines += ["", "No open questions."]
     return "\n".join(lines) + "\n"
+
+
+@functools.lru_cache(maxsize=65536)  # an edit re-renders the report; its lines repeat
+def _stale_line(title: str, rel: str, detail: str) -> str:
+    return f"- {_line(title)} ({rel}): {detail}"
 
 
 def render_stale(vault: Vault, issues: list[Issue]) -> str:
@@ -172,9 +216,8 @@ def render_stale(vault: Vault, issues: list[Issue]) -> str:
         "",
     ]
     stale = [issue for issue in issues if issue.kind == "stale"]
-    for issue in stale:
-        rel = issue.path[len(vault.base) + 1 :]
-        lines.append(f"- {_line(issue.title)} ({rel}): {issue.detail}")
+    start = len(vault.base) + 1
+    lines += [_stale_line(issue.title, issue.path[start:], issue.detail) for issue in stale]
     if not stale:
         lines.append("No stale pages.")
     return "\n".join(lines) + "\n"
@@ -187,11 +230,11 @@ def report_paths(vault: Vault) -> tuple[str, str]:
     )
 
 
-def write_reports(vault: Vault, issues: list[Issue]) -> list[str]:
-    """Regenerate both reports whole; write each only when its text changed. Returns the
-    paths written. The caller holds the vault lock."""
+def report_changes(vault: Vault, issues: list[Issue]) -> dict[str, str]:
+    """{path: text} of the reports, regenerated whole, whose file does not hold that text
+    already (each is written only when its text changed). Reads; writes nothing."""
     questions_path, stale_path = report_paths(vault)
-    written = []
+    changes = {}
     for path, text in (
         (questions_path, render_open_questions(vault)),
         (stale_path, render_stale(vault, issues)),
@@ -200,9 +243,17 @@ def write_reports(vault: Vault, issues: list[Issue]) -> list[str]:
         if current is not None and not is_own_report(current):
             continue  # another tool's file of that name (OpenClaw's reports/): left as it is
         if current != text:
-            workspace.write(path, text)
-            written.append(path)
-    return written
+            changes[path] = text
+    return changes
+
+
+def write_reports(vault: Vault, issues: list[Issue]) -> list[str]:
+    """Regenerate both reports whole; write each only when its text changed. Returns the
+    paths written. The caller holds the vault lock."""
+    changes = report_changes(vault, issues)
+    if changes:
+        workspace.write_many(changes)
+    return list(changes)
 
 
 _OWN_REPORT_STARTS = (

@@ -26,27 +26,29 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import partial as partial_fn
 
 from memory import clock, workspace
-from memory.errors import Conflict, InvalidInput, NotFound
+from memory.errors import InvalidInput, NotFound
 from memory.text import cap, dump_frontmatter, fold_single_line, word_pattern, words
 from wiki import graph, lint
+from wiki import vault as vault_module
 from wiki.vault import (
     FOLDER_KINDS,
     FOLDERS,
     KINDS,
     Record,
     Vault,
-    forget_cached,
     is_openclaw_meta,
     join_page,
     load,
     meta_as_written,
     neutralise,
     page_slug,
+    record_for,
     vault_dir,
     with_changes,
 )
@@ -280,59 +282,86 @@ class Refreshed:
     written: list[str]  # pages written or deleted, and reports written
 
 
-def _apply(agent, vault: Vault, authored: dict[str, str | None]) -> Refreshed:
+def _apply(agent, loaded: vault_module.Loaded, authored: dict[str, str | None]) -> Refreshed:
     """Write `authored` ({path: author part, or None to delete}) with freshly computed
-    machine blocks, rewrite the blocks of every other page whose block changed, and
-    regenerate the reports. Caller holds the vault lock."""
-    virtual = with_changes(vault, authored) if authored else vault
-    texts: dict[str, str | None] = dict(graph.plan_blocks(virtual))
-    for path, author_text in authored.items():
-        # An authored page always has a block to gain; should the plan not hold it (a
-        # shadowed duplicate), it is still written whole, never without its block.
-        if author_text is not None and path not in texts:
-            record = virtual.records[path]
-            if not graph.keeps_block(record, writing=True):
-                texts[path] = author_text.rstrip("\n") + "\n"  # its own blocks, if any
-                continue
-            incoming = sorted(virtual.links_in().get(record.slug, ()))
-            texts[path] = join_page(
-                record.author_text, graph.render_block(record, virtual, incoming)
-            )
+    machine blocks, rewrite the blocks of the other pages whose block may have changed
+    (the vault's unverified slugs) and differs, and regenerate the reports — one batch
+    of atomic writes — then record the paths in the vault's change list, so every other
+    process re-reads them at its next load. Caller holds the vault lock and loaded
+    `loaded` under it.
+
+    Only the block changes in the pages nobody authored, and only if the file is still
+    what was read: a page edited by hand since is read again and its block recomputed
+    (twice at most; after that it stays unverified for the next rebuild)."""
+    vault = loaded.vault
+    current = with_changes(vault, authored) if authored else vault
     written: list[str] = []
-    for path, new_text in texts.items():
-        if path in authored:
-            workspace.write(path, new_text)
-        else:
-            try:
-                # Only the block changes here; a hand edit since the read wins, and the
-                # next rebuild fixes its block.
-                workspace.write_if_unchanged(
-                    path, new_text, base_hash=workspace.hash_text(vault.records[path].text)
-                )
-            except Conflict:  # edited or deleted since the read: skip it
-                texts[path] = vault.records[path].text if path in vault.records else None
-                continue
-        forget_cached(vault.base, path)
-        written.append(path)
+    skipped: set[str] = set()
+    reports: dict[str, str] = {}
+    for attempt in range(3):
+        texts: dict[str, str] = dict(graph.plan_blocks(current))
+        if attempt == 0:
+            for path, author_text in authored.items():
+                # An authored page always has a block to gain; should the plan not hold
+                # it (a shadowed duplicate), it is still written whole.
+                if author_text is not None and path not in texts:
+                    record = current.records[path]
+                    if not graph.keeps_block(record, writing=True):
+                        texts[path] = author_text.rstrip("\n") + "\n"  # its own blocks
+                        continue
+                    incoming = sorted(current.incoming.get(record.slug, ()))
+                    texts[path] = join_page(
+                        record.author_text, graph.render_block(record, current, incoming)
+                    )
+        bases = {
+            path: workspace.hash_text(current.records[path].text)
+            for path in texts
+            if path in current.records and not (attempt == 0 and path in authored)
+        }
+        lint.lint(current, today=clock.today())  # handed on to the snapshots below
+        predicted = current.changed(
+            {path: record_for(vault.base, path, text) for path, text in texts.items()},
+            verified=True,
+        )
+        reports = lint.report_changes(predicted, lint.lint(predicted, today=clock.today()))
+        if not texts and not reports:
+            current = predicted
+            current.unverified = set()  # the plan covered every unverified slug
+            break
+        done = workspace.write_many({**texts, **reports}, base_hashes=bases)
+        written += done
+        missed = set(texts) - set(done)
+        current = current.changed(
+            {path: record_for(vault.base, path, texts[path]) for path in texts if path in done},
+            verified=True,
+        )
+        # The plan covered every unverified slug: what is left is what was not written.
+        current.unverified = {current.records[path].slug for path in missed}
+        reports = {}
+        skipped |= missed
+        fresh = vault_module.look_at(vault.base, current.records, missed) if missed else {}
+        if not fresh:
+            break
+        current = current.changed(fresh)  # their links may differ: dirty, unverified
     for path, author_text in authored.items():
-        if author_text is None:
-            workspace.delete(path)
-            forget_cached(vault.base, path)
+        if author_text is None and workspace.delete(path):
             written.append(path)
-            texts[path] = None
-    final = with_changes(virtual, texts) if texts else virtual
-    final.incoming = virtual.incoming  # blocks changed, links did not
-    graph.remember(final)
-    issues = lint.lint(final, today=clock.today())
-    written += lint.write_reports(final, issues)
-    return Refreshed(final, issues, written)
+    issues = lint.lint(current, today=clock.today())
+    token, generation = vault_module.record_changes(
+        vault.base, [*written, *authored, *sorted(skipped), *sorted(loaded.noticed)]
+    )
+    known = vault_module.known_generation(vault)
+    vault_module.remember(current, token, generation, known[2] if known else time.monotonic())
+    return Refreshed(current, issues, list(dict.fromkeys(written)))
 
 
-def refresh(agent) -> Refreshed:
-    """Rebuild the graph (rewriting only the machine blocks that changed) and regenerate
-    both reports. Called after every compile and edit, and by `report`."""
-    with vault_lock(agent):
-        return _apply(agent, load(agent), {})
+def refresh(agent, *, changed: list[str] | tuple[str, ...] = ()) -> Refreshed:
+    """Look at every page's file (hand edits are taken in at once), rewrite the machine
+    blocks that no longer match the graph and regenerate both reports. After a compile,
+    an approved batch (`changed`: the paths it wrote) and by `report`."""
+    with vault_lock(agent), vault_module.collector_paused():
+        loaded = vault_module.load_state(agent, paths=changed, reconcile=True)
+        return _apply(agent, loaded, {})
 
 
 def report(agent) -> dict:
@@ -342,12 +371,27 @@ def report(agent) -> dict:
     return lint.report_data(refreshed.vault, refreshed.issues)
 
 
+def current_report(agent) -> dict:
+    """The lint report as data for the vault as it is now, computed on read: nothing is
+    written (the report files are regenerated by edits, compiles and `refresh`)."""
+    vault = load(agent)
+    return lint.report_data(vault, lint.lint(vault, today=clock.today()))
+
+
 # --- reading ------------------------------------------------------------------------------
 
 
+def _candidates(agent, slug: str) -> list[str]:
+    """The files a page of this slug could be (one per folder), to stat. A string that
+    cannot be a file name gives paths the vault does not look at (not a page's, or
+    refused by the workspace): such a page is simply not there (404)."""
+    return [f"{vault_dir(agent)}/{folder}/{slug}.md" for folder in FOLDERS]
+
+
 def find_page(agent, slug: str) -> Page | None:
-    """The page with this slug (with its links), or None."""
-    vault = load(agent)
+    """The page with this slug (with its links), or None. The page's own file is
+    looked at on every call, so it is always its current text."""
+    vault = load(agent, paths=_candidates(agent, slug))
     record = vault.pages.get(slug)
     return _page(record, vault) if record is not None else None
 
@@ -500,7 +544,8 @@ def save_page(
             raise InvalidInput(f"Missing field(s): {', '.join(missing)}.")
 
     with vault_lock(agent):
-        vault = load(agent)
+        loaded = vault_module.load_state(agent, paths=_candidates(agent, slug))
+        vault = loaded.vault
         existing = vault.pages.get(slug)
         if title is not None and page_slug(title) != slug:
             if existing is None or existing.title != title:
@@ -546,7 +591,7 @@ def save_page(
             tail=existing.foreign_tail if existing is not None else "",
         )
         path = vault.path_for(slug, kind)  # type: ignore[arg-type]
-        refreshed = _apply(agent, vault, {path: author_text})
+        refreshed = _apply(agent, loaded, {path: author_text})
     return _page(refreshed.vault.pages[slug], refreshed.vault, created=existing is None)
 
 
@@ -554,8 +599,8 @@ def delete_page(agent, slug: str) -> None:
     """Delete a page, then rebuild the graph (its backlinks disappear from the pages it
     linked to; links to it become dangling) and the reports. NotFound (404) when absent."""
     with vault_lock(agent):
-        vault = load(agent)
-        record = vault.pages.get(slug)
+        loaded = vault_module.load_state(agent, paths=_candidates(agent, slug))
+        record = loaded.vault.pages.get(slug)
         if record is None:
             raise NotFound(f"No wiki page {slug!r}.")
-        _apply(agent, vault, {record.path: None})
+        _apply(agent, loaded, {record.path: None})

@@ -23,29 +23,49 @@ code writes an author part it neutralises the markers in it (`neutralise`), so a
 written through this app can never contain them. Links are read from the author body only,
 so a pasted block can never add links or backlinks.
 
-**The cache.** Parsing 5,000 pages on every edit would be too slow, so parsed records are
-kept per process, keyed by path and checked against (size, mtime_ns, ctime_ns, inode) from
-a scan of the vault on every load (`workspace.scan_files`) — never served without that
-check. An atomic rewrite gets a new inode, and ctime changes with every write and cannot
-be set back by a user. Because file times are coarse (a few ms), a record read less than
-RACY_SECONDS after its file's ctime is "racily clean" (as git calls it): a same-size
-in-place rewrite within the same tick would look unchanged, so such a record is re-read on
-every load until its file is old enough. Everything here is rebuildable from disk alone.
+**Loading, and what stays fresh.** Parsing 20,000 pages on every request would be far too
+slow, so each process keeps the vault it parsed — records, the backlink map, which machine
+blocks are verified, the lint issues — as an immutable snapshot, and derives the next one
+from the files that changed (`Vault.changed`: the pages, backlinks and issues of what
+changed, not of the whole vault). Which files changed, without a stat of every page:
+
+- **Through the app** (wiki.pages writes every page under the vault lock): each write
+  appends its paths to the vault's change list, a small file under `.memory-state/` with a
+  generation number (`record_changes`); every load reads it first and re-reads exactly
+  the pages named since the generation it knows. So an edit in one process or host is in
+  the very next load of every other.
+- **By hand** (an editor, Obsidian, a sync tool): a load at least MEMORY_RECONCILE_SECONDS
+  after this process's last reconcile stats every page (`workspace.scan_files`) and
+  re-reads those whose (size, mtime_ns, ctime_ns, inode) differ; `refresh` always does. A
+  page asked for by slug is stat'ed on every load (`paths`), so the page one opens is
+  always its current file; its backlinks from other hand-edited pages follow within the
+  bound.
+
+A record read less than RACY_SECONDS after its file's ctime is "racily clean" (as git
+calls it): a same-size in-place rewrite within the same clock tick would keep every stamp,
+so such a record is re-read whenever it is looked at, until its file is old enough.
+Nothing here is memory: every snapshot is rebuildable from the files alone.
 """
 
 from __future__ import annotations
 
+import bisect
+import contextlib
 import datetime as dt
 import functools
+import gc
+import hashlib
 import re
+import secrets
 import threading
 import time
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import yaml
 
 from memory import workspace
-from memory.errors import InvalidInput
+from memory.errors import InvalidInput, PathRefused
 from memory.text import MACHINE_BLOCK_END, MACHINE_BLOCK_START, fold, slugify, yaml_plain
 
 VAULT_DIR = "memory/wiki"
@@ -82,6 +102,7 @@ _FOREIGN_BLOCK_RE = re.compile(
     re.DOTALL,
 )
 _HEADING_RE = re.compile(r"^#[ \t]+(.+?)[ \t]*$", re.MULTILINE)
+
 
 try:  # libyaml parses a page header ~7x faster than the pure-Python loader
     _Loader: type = yaml.CSafeLoader
@@ -153,6 +174,7 @@ def page_slug(title: str) -> str:
 _NOT_A_PAGE = ""  # link_slug's answer for a link into a folder of non-pages (reports/)
 
 
+@functools.lru_cache(maxsize=131072)  # a vault pass resolves every link of every page
 def link_slug(target: str) -> str | None:
     """The slug a `[[target]]` points to, or None when it names nothing (`[[???]]`).
 
@@ -262,14 +284,106 @@ def parse_author(author_text: str) -> tuple[dict, str]:
             end = author_text.find("\n---", end + 4)
         if end >= 0:
             header = author_text[4:end]
+            meta = _simple_header(header) if header.strip() else {}
+            if meta is not None:  # strings, lists of strings and None only
+                return meta, author_text[end + 4 :].strip("\n")
             try:
-                meta = yaml.load(header, Loader=_Loader) if header.strip() else {}
+                meta = yaml.load(header, Loader=_Loader)
             except yaml.YAMLError:
                 meta = None
             if isinstance(meta, dict):
                 body = author_text[end + 4 :].strip("\n")
                 return {str(key): yaml_plain(value) for key, value in meta.items()}, body
     return {}, author_text.strip("\n")
+
+
+# The header this app writes (yaml.safe_dump: `key: value`, `key: []`, `key:` then `- item`
+# lines, single quotes where YAML needs them) is read without the YAML library: a third of
+# a vault load went into PyYAML's constructors. Only lines whose meaning is beyond doubt
+# are read so — a plain scalar YAML's own resolver calls a string, a one-line single-quoted
+# string — and any other line sends the whole header to YAML. A test holds the two to the
+# same answers on generated headers.
+_RESOLVER = yaml.resolver.Resolver()
+_STR_TAG = "tag:yaml.org,2002:str"
+_KEY_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*):(?: (.*))?")
+_NOT_PLAIN_START = frozenset("-?:,[]{}#&*!|>'\"%@`")
+
+
+@functools.lru_cache(maxsize=65536)
+def _plain_string(value: str) -> bool:
+    """Is `value`, as a one-line plain scalar in block context, read by YAML as exactly
+    this string? No to anything it would read otherwise (yes, 1:20, 2026-11-30, null…)
+    or that needs care (indicators, ': ', ' #', surrounding or unusual whitespace)."""
+    return bool(
+        value
+        and value[0] not in _NOT_PLAIN_START
+        and value == value.strip()
+        and value.isprintable()
+        and ": " not in value
+        and " #" not in value
+        and not value.endswith(":")
+        and _RESOLVER.resolve(yaml.ScalarNode, value, (True, False)) == _STR_TAG
+    )
+
+
+_UNREAD = object()
+
+
+def _simple_scalar(raw: str) -> object:
+    if raw[:1] == "'":
+        inner = raw[1:-1]
+        if len(raw) >= 2 and raw[-1] == "'" and "'" not in inner.replace("''", ""):
+            if inner.isprintable():
+                return inner.replace("''", "'")
+        return _UNREAD
+    return raw if _plain_string(raw) else _UNREAD
+
+
+@functools.lru_cache(maxsize=65536)  # `kind: entity`, `status: ok`, `- note:…` repeat
+def _header_line(line: str) -> tuple:
+    """("item", value) for `- value`; ("key", key, value) for `key: value`, value
+    _LIST for `key:` (a list follows, or nothing: None) and [] for `key: []`; () for a
+    line the fast reading leaves to YAML."""
+    if line[:2] == "- ":
+        item = _simple_scalar(line[2:])
+        return () if item is _UNREAD else ("item", item)
+    match = _KEY_LINE.fullmatch(line)
+    if match is None or not _plain_string(match.group(1)):
+        return ()
+    key, raw = match.groups()
+    if not raw:
+        return ("key", key, _LIST)
+    if raw == "[]":
+        return ("key", key, [])
+    value = _simple_scalar(raw)
+    return () if value is _UNREAD else ("key", key, value)
+
+
+_LIST = object()
+
+
+def _simple_header(header: str) -> dict | None:
+    """The mapping of a header made only of lines read above, or None (read it with
+    YAML)."""
+    meta: dict = {}
+    key = None  # the key whose list is being read
+    for line in header.split("\n"):
+        kind = _header_line(line)
+        if not kind:
+            return None
+        if kind[0] == "item":
+            if key is None:
+                return None
+            if meta[key] is None:
+                meta[key] = []
+            meta[key].append(kind[1])
+            continue
+        _, name, value = kind
+        if value is _LIST:
+            meta[name], key = None, name
+        else:
+            meta[name], key = (list(value) if isinstance(value, list) else value), None
+    return meta
 
 
 def _text_list(value: object) -> list[str]:
@@ -289,7 +403,7 @@ class Record:
         "path", "folder", "slug", "text", "author_text", "block", "meta", "body", "links",
         "title", "kind", "sources", "questions", "status", "updated", "out", "link_md",
         "stamp", "read_at_ns", "_folded", "_lint", "page_id", "source_ids", "openclaw",
-        "foreign_block", "foreign_tail", "raw_source",
+        "foreign_block", "foreign_tail", "raw_source", "questions_md",
     )  # fmt: skip
 
     def __init__(self, path: str, folder: str, slug: str, text: str) -> None:
@@ -327,9 +441,9 @@ class Record:
         # (target as written, its slug or None when it names no possible page); links in
         # another tool's machine block, or into reports/, are not the author's links.
         self.links = [
-            (match.group(1).strip(), found)
-            for match in LINK_RE.finditer(without_foreign_blocks(self.body))
-            if (found := link_slug(match.group(1))) != _NOT_A_PAGE
+            (target.strip(), found)
+            for target, _ in LINK_RE.findall(without_foreign_blocks(self.body))
+            if (found := link_slug(target)) != _NOT_A_PAGE
         ]
         seen: dict[str, None] = {}
         for _, target in self.links:
@@ -341,6 +455,7 @@ class Record:
         self.read_at_ns = 0
         self._folded: list[str] | None = None
         self._lint: tuple | None = None
+        self.questions_md: str | None = None  # the page's section of open-questions.md
 
     @property
     def owns_block(self) -> bool:
@@ -367,26 +482,62 @@ class Record:
 
 # --- the whole vault ----------------------------------------------------------------------
 
+_RANK = {folder: index for index, folder in enumerate(FOLDERS)}
 
-@dataclass
+
+def _order_key(record: Record) -> tuple[int, str]:
+    return (_RANK[record.folder], record.path)
+
+
 class Vault:
-    """The parsed pages of one agent's vault. `pages` maps slug → record; when two
-    folders hold the same slug (only possible by hand), the first of FOLDERS wins and
-    the other is listed in `shadowed`. `key` names the vault across workspaces (cache
-    key); `incoming` is the backlink map once computed (see `links_in`)."""
+    """One snapshot of an agent's vault: never changed once handed out (`changed` makes
+    the next one), so a request can read it while another derives its successor.
 
-    base: str
-    key: str
-    records: dict[str, Record]  # path → record
-    pages: dict[str, Record]
-    shadowed: list[Record]
-    incoming: dict[str, set[str]] | None = None
+    - `records`: path → record of every page file; `pages`: slug → the record that holds
+      the slug, in folder order then path; when two folders hold one slug (only possible
+      by hand) the first of FOLDERS wins and the other is in `shadowed`;
+    - `incoming`: slug → slugs of the pages linking to it, for every linked slug,
+      existing or not (the backlinks, kept from snapshot to snapshot);
+    - `unverified`: slugs whose machine block may not match the graph (None: all of
+      them) — what the next rebuild must look at (wiki.graph.plan_blocks);
+    - `lint_base` / `lint_dirty`: the per-page lint issues of an ancestor and the slugs
+      changed since (wiki.lint keeps them);
+    - `key` names the vault across workspaces.
+    """
+
+    __slots__ = (
+        "base", "key", "records", "pages", "shadowed", "incoming", "unverified",
+        "lint_base", "lint_dirty", "lint_cache", "lock", "_order",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        base: str,
+        key: str,
+        records: dict[str, Record],
+        pages: dict[str, Record] | None = None,
+        shadowed: list[Record] | None = None,
+        incoming: dict[str, set[str]] | None = None,
+    ) -> None:
+        self.base, self.key, self.records = base, key, records
+        if pages is None:
+            pages, shadowed = {}, []
+            for record in sorted(records.values(), key=_order_key):
+                if record.slug in pages:
+                    shadowed.append(record)
+                else:
+                    pages[record.slug] = record
+        self.pages, self.shadowed = pages, shadowed or []
+        self.incoming = compute_incoming(pages) if incoming is None else incoming
+        self.unverified: set[str] | None = None
+        self.lint_base: tuple | None = None
+        self.lint_dirty: set[str] | None = None
+        self.lint_cache: tuple | None = None
+        self.lock = threading.Lock()
+        self._order: list[tuple[int, str]] | None = None
 
     def links_in(self) -> dict[str, set[str]]:
-        """slug → slugs of the pages linking to it, for every linked slug, existing or
-        not. Computed once per Vault (or handed over by the incremental graph pass)."""
-        if self.incoming is None:
-            self.incoming = compute_incoming(self.pages)
+        """slug → slugs of the pages linking to it (read only)."""
         return self.incoming
 
     def path_for(self, slug: str, kind: str) -> str:
@@ -395,6 +546,117 @@ class Vault:
         if record is not None:
             return record.path
         return f"{self.base}/{KIND_FOLDERS[kind]}/{slug}.md"
+
+    def candidate_paths(self, slug: str) -> list[str]:
+        """Every path a page of this slug could have (one per folder)."""
+        return [f"{self.base}/{folder}/{slug}.md" for folder in FOLDERS]
+
+    def changed(self, changes: dict[str, Record | None], *, verified: bool = False) -> Vault:
+        """The next snapshot: `changes` ({path: new record, or None when the file is
+        gone}) applied to pages, backlinks, the unverified blocks and the lint state, at
+        the cost of what changed (plus a copy of the maps).
+
+        With `verified`, the changes are only machine blocks just written to match the
+        graph (same author parts): their slugs become verified instead of dirty."""
+        records = dict(self.records)
+        slugs: set[str] = set()
+        for path, record in changes.items():
+            old = records.pop(path, None)
+            if old is not None:
+                slugs.add(old.slug)
+            if record is not None:
+                records[path] = record
+                slugs.add(record.slug)
+        if verified:
+            pages = dict(self.pages)
+            for record in changes.values():
+                if record is not None and getattr(pages.get(record.slug), "path", None) == (
+                    record.path
+                ):
+                    pages[record.slug] = record
+            shadowed = [records.get(r.path, r) for r in self.shadowed]
+            child = Vault(self.base, self.key, records, pages, shadowed, self.incoming)
+            child._order = self._order
+            child.unverified = None if self.unverified is None else self.unverified - slugs
+            # Blocks are not linted: the lint state carries over as it is.
+            child.lint_base, child.lint_dirty = self.lint_base, self.lint_dirty
+            child.lint_cache = self.lint_cache
+            return child
+
+        # Winners and shadowed pages of the slugs touched.
+        pages = self.pages
+        winners: dict[str, Record | None] = {}
+        new_shadowed: list[Record] = [r for r in self.shadowed if r.slug not in slugs]
+        for slug in slugs:
+            holders = [records[p] for p in self.candidate_paths(slug) if p in records]
+            winners[slug] = holders[0] if holders else None
+            new_shadowed += holders[1:]
+        new_shadowed.sort(key=_order_key)
+        reorder = any(
+            (winner is None) != (slug not in pages)
+            or (winner is not None and pages[slug].path != winner.path)
+            for slug, winner in winners.items()
+        )
+        order = self._order
+        if reorder:
+            order = list(self._order_list())
+            for slug, winner in winners.items():
+                before = pages.get(slug)
+                if before is not None and (winner is None or winner.path != before.path):
+                    del order[bisect.bisect_left(order, _order_key(before))]
+                if winner is not None and (before is None or winner.path != before.path):
+                    bisect.insort(order, _order_key(winner))
+            new_pages = {records[path].slug: records[path] for _, path in order}
+        else:
+            new_pages = dict(pages)
+            for slug, winner in winners.items():
+                if winner is not None:
+                    new_pages[slug] = winner
+
+        # Backlinks, copy on write: a set shared with the parent is never changed.
+        incoming = dict(self.incoming)
+        copied: set[str] = set()
+        dirty: set[str] = set(slugs)
+
+        def edit(target: str) -> set[str]:
+            if target not in copied:
+                incoming[target] = set(incoming.get(target, ()))
+                copied.add(target)
+            return incoming[target]
+
+        for slug, winner in winners.items():
+            before = pages.get(slug)
+            if before is winner:
+                continue
+            if before is not None:
+                for target in before.out:
+                    edit(target).discard(slug)
+                    dirty.add(target)
+            if winner is not None:
+                for target in winner.out:
+                    edit(target).add(slug)
+                    dirty.add(target)
+            # A page that appeared, went or was retitled shows differently in the
+            # blocks (and lint) of every page linking to it.
+            if before is None or winner is None or before.title != winner.title:
+                dirty |= self.incoming.get(slug, set())
+        for target in copied:
+            if not incoming[target]:
+                del incoming[target]
+        for slug in slugs:
+            dirty |= incoming.get(slug, set())  # backlinks gained in this batch
+
+        child = Vault(self.base, self.key, records, new_pages, new_shadowed, incoming)
+        child._order = order
+        child.unverified = None if self.unverified is None else self.unverified | dirty
+        child.lint_base = self.lint_base
+        child.lint_dirty = None if self.lint_dirty is None else self.lint_dirty | dirty
+        return child
+
+    def _order_list(self) -> list[tuple[int, str]]:
+        if self._order is None:
+            self._order = [_order_key(record) for record in self.pages.values()]
+        return self._order
 
 
 def compute_incoming(pages: dict[str, Record]) -> dict[str, set[str]]:
@@ -405,26 +667,6 @@ def compute_incoming(pages: dict[str, Record]) -> dict[str, set[str]]:
     return incoming
 
 
-_cache: dict[str, dict[str, Record]] = {}
-_cache_lock = threading.Lock()
-
-
-def _cache_key(base: str) -> str:
-    return f"{workspace.root()}::{base}"
-
-
-def forget_cached(base: str, path: str) -> None:
-    """Drop one record, e.g. after this process wrote the file (its new mtime is not
-    known without a stat that could already see someone else's write)."""
-    with _cache_lock:
-        _cache.get(_cache_key(base), {}).pop(path, None)
-
-
-def clear_cache() -> None:
-    with _cache_lock:
-        _cache.clear()
-
-
 def _page_location(base: str, path: str) -> tuple[str, str] | None:
     rel = path[len(base) + 1 :] if base else path
     parts = rel.split("/")
@@ -433,55 +675,263 @@ def _page_location(base: str, path: str) -> tuple[str, str] | None:
     return parts[0], parts[1][:-3]
 
 
-def load(agent) -> Vault:
-    """The vault as it is on disk now: one scan, and a read of each page whose cached
-    record cannot be trusted. Reports and other files are not pages."""
-    base = vault_dir(agent)
-    key = _cache_key(base)
-    with _cache_lock:
-        cached = dict(_cache.get(key, {}))
-    records: dict[str, Record] = {}
-    for scanned in workspace.scan_files(base, recursive=True):
-        location = _page_location(base, scanned.path)
-        if location is None:
-            continue
-        stamp = (scanned.size, scanned.mtime_ns, scanned.ctime_ns, scanned.ino)
-        record = cached.get(scanned.path)
-        if record is None or not record.trusted(stamp, scanned.ctime_ns):
-            read_at_ns = time.time_ns()
-            text = workspace.read_scanned(scanned)
-            if text is None:
-                continue  # deleted since the scan
-            record = Record(scanned.path, location[0], location[1], text)
-            record.stamp, record.read_at_ns = stamp, read_at_ns
-        records[scanned.path] = record
-    with _cache_lock:
-        _cache[key] = records
-    return _assemble(base, key, records)
+def record_for(base: str, path: str, text: str) -> Record:
+    """A record of a page file's text, not read from disk (no stamp: it will be read
+    again before it is trusted). InvalidInput for a path that is not a page's."""
+    location = _page_location(base, path)
+    if location is None:
+        raise InvalidInput(f"Not a page path: {path}.")
+    return Record(path, location[0], location[1], text)
 
 
-def _assemble(base: str, key: str, records: dict[str, Record]) -> Vault:
-    pages: dict[str, Record] = {}
-    shadowed: list[Record] = []
-    rank = {folder: index for index, folder in enumerate(FOLDERS)}
-    for record in sorted(records.values(), key=lambda r: (rank[r.folder], r.path)):
-        if record.slug in pages:
-            shadowed.append(record)
-        else:
-            pages[record.slug] = record
-    return Vault(base, key, records, pages, shadowed)
+def from_texts(base: str, texts: dict[str, str]) -> Vault:
+    """A vault of these page texts ({path: text}), nothing read from disk."""
+    records = {path: record_for(base, path, text) for path, text in texts.items()}
+    return Vault(base, f"texts::{base}", records)
 
 
 def with_changes(vault: Vault, changes: dict[str, str | None]) -> Vault:
     """The vault as it would be with `changes` ({path: whole new text, or None to
     delete}) applied — in memory only."""
-    records = dict(vault.records)
-    for path, text in changes.items():
-        if text is None:
-            records.pop(path, None)
+    return vault.changed(
+        {
+            path: None if text is None else record_for(vault.base, path, text)
+            for path, text in changes.items()
+        }
+    )
+
+
+# --- the change list -----------------------------------------------------------------------
+#
+# `.memory-state/wiki/<sha1 of the vault dir>.changes`: a first line `<token> <generation>`
+# and one `<generation> <path>` line per page (or report) a write through the app changed,
+# the last CHANGES_KEPT of them. Written under the vault lock, after the files, with
+# workspace.write_unsynced (atomic, not fsynced: it only says "look at these again"; a lost
+# or garbled list makes every reader reconcile). A reader that knows an older generation
+# re-reads the paths named since; one whose generation is no longer in the list, or that
+# sees another token (the list was lost and restarted), reconciles.
+
+CHANGES_DIR = ".memory-state/wiki"
+CHANGES_KEPT = 512
+
+
+def changes_path(base: str) -> str:
+    return f"{CHANGES_DIR}/{hashlib.sha1(base.encode('utf-8')).hexdigest()}.changes"
+
+
+def _read_changes(base: str) -> tuple[str, int, list[tuple[int, str]]] | None:
+    """(token, generation, [(generation, path)…] oldest first), or None."""
+    text = workspace.read(changes_path(base))
+    if not text:
+        return None
+    head, _, rest = text.partition("\n")
+    token, _, generation = head.partition(" ")
+    if not token or not generation.isdigit():
+        return None
+    entries = []
+    for line in rest.split("\n"):
+        number, _, path = line.partition(" ")
+        if number.isdigit() and path:
+            entries.append((int(number), path))
+    return token, int(generation), entries
+
+
+def record_changes(base: str, paths: Iterable[str]) -> tuple[str, int]:
+    """Add a generation naming `paths` to the vault's change list; returns (token, the
+    new generation). Caller holds the vault lock."""
+    known = _read_changes(base)
+    token, generation, entries = known if known else (secrets.token_hex(8), 0, [])
+    generation += 1
+    entries += [(generation, path) for path in dict.fromkeys(paths)]
+    entries = entries[-CHANGES_KEPT:]
+    lines = [f"{token} {generation}", *(f"{number} {path}" for number, path in entries)]
+    workspace.write_unsynced(changes_path(base), "\n".join(lines) + "\n")
+    return token, generation
+
+
+# --- loading -------------------------------------------------------------------------------
+
+
+@dataclass
+class _Known:
+    vault: Vault
+    token: str | None
+    generation: int
+    reconciled_at: float  # time.monotonic() of the last stat of every page
+
+
+_known: dict[str, _Known] = {}
+_known_lock = threading.Lock()
+
+
+def _cache_key(base: str) -> str:
+    return f"{workspace.root()}::{base}"
+
+
+def clear_cache() -> None:
+    """Forget every vault this process parsed (as in a fresh process)."""
+    with _known_lock:
+        _known.clear()
+
+
+def _read_record(
+    base: str, scanned: workspace.ScannedFile, location: tuple[str, str] | None = None
+) -> Record | None:
+    location = location or _page_location(base, scanned.path)
+    if location is None:
+        return None
+    read_at_ns = time.time_ns()
+    text = workspace.read_scanned(scanned)
+    if text is None:
+        return None  # deleted since the scan
+    record = Record(scanned.path, location[0], location[1], text)
+    record.stamp = (scanned.size, scanned.mtime_ns, scanned.ctime_ns, scanned.ino)
+    record.read_at_ns = read_at_ns
+    return record
+
+
+@contextlib.contextmanager
+def collector_paused(*, freeze: bool = False) -> Iterator[None]:
+    """Parsing a whole vault makes a quarter of a million objects (20,000 pages), and the
+    cyclic collector would walk the growing heap again and again (a fifth of a cold
+    pass). Nothing here makes cycles; the collector runs again right after (other threads
+    only keep their garbage a moment longer).
+
+    With `freeze`, what exists when the block ends is moved out of the collector's sight
+    for good (gc.freeze, as servers do after loading): the parsed vault is long-lived and
+    acyclic, so walking it once more (~0.2 s) and at every full collection after would
+    find nothing; its objects are still freed, by reference counting, when a later
+    snapshot drops them. Used after parsing a whole vault only."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if freeze:
+            gc.freeze()
+        if was_enabled:
+            gc.enable()
+
+
+def _reconciled(base: str, records: dict[str, Record]) -> dict[str, Record | None]:
+    """{path: record or None} of every page whose file differs from `records`: one stat
+    of every page, a read of each that changed, appeared or is racily clean."""
+    changes: dict[str, Record | None] = {}
+    seen: set[str] = set()
+    with collector_paused():
+        for scanned in workspace.scan_files(base, recursive=True):
+            location = _page_location(base, scanned.path)
+            if location is None:
+                continue
+            seen.add(scanned.path)
+            record = records.get(scanned.path)
+            stamp = (scanned.size, scanned.mtime_ns, scanned.ctime_ns, scanned.ino)
+            if record is None or not record.trusted(stamp, scanned.ctime_ns):
+                fresh = _read_record(base, scanned, location)
+                if fresh is None:
+                    seen.discard(scanned.path)
+                elif record is None or fresh.text != record.text:
+                    changes[scanned.path] = fresh
+                else:  # same text: keep the record (and what was derived from it)
+                    record.stamp, record.read_at_ns = fresh.stamp, fresh.read_at_ns
+    for path in records.keys() - seen:
+        changes[path] = None
+    return changes
+
+
+def look_at(base: str, records: dict[str, Record], paths: Iterable[str]) -> dict:
+    """Like _reconciled, for these paths only (a stat each)."""
+    changes: dict[str, Record | None] = {}
+    for path in dict.fromkeys(paths):
+        if _page_location(base, path) is None:
             continue
-        location = _page_location(vault.base, path)
-        if location is None:
-            raise InvalidInput(f"Not a page path: {path}.")
-        records[path] = Record(path, location[0], location[1], text)
-    return _assemble(vault.base, vault.key, records)
+        try:
+            scanned = workspace.scan_one(path)
+        except PathRefused:  # e.g. a folder that is a symlink: no page there (as a scan)
+            scanned = None
+        record = records.get(path)
+        if scanned is None:
+            if record is not None:
+                changes[path] = None
+            continue
+        stamp = (scanned.size, scanned.mtime_ns, scanned.ctime_ns, scanned.ino)
+        if record is None or not record.trusted(stamp, scanned.ctime_ns):
+            fresh = _read_record(base, scanned)
+            if fresh is None:
+                if record is not None:
+                    changes[path] = None
+            elif record is None or fresh.text != record.text:
+                changes[path] = fresh
+            else:
+                record.stamp, record.read_at_ns = fresh.stamp, fresh.read_at_ns
+    return changes
+
+
+@dataclass
+class Loaded:
+    """What `load_state` found: the vault, and the paths it saw changed that the change
+    list did not name (a writer records those, so other processes learn of them)."""
+
+    vault: Vault
+    noticed: set[str]
+
+
+def load_state(agent, *, paths: Iterable[str] = (), reconcile: bool = False) -> Loaded:
+    """The vault as it is on disk now (see the module docstring for what "now" covers):
+    the change list, then the pages it names since this process last looked, `paths`,
+    and every page when reconciling (`reconcile`, a first load, a lost change list, or
+    MEMORY_RECONCILE_SECONDS since the last). Reads; writes nothing."""
+    from django.conf import settings
+
+    base = vault_dir(agent)
+    key = _cache_key(base)
+    with _known_lock:
+        known = _known.get(key)
+    listed = _read_changes(base)
+    token, generation, entries = listed if listed else (None, 0, [])
+    now = time.monotonic()
+    if known is None:
+        with collector_paused(freeze=True):
+            changes = _reconciled(base, {})
+            vault = Vault(base, key, {path: r for path, r in changes.items() if r is not None})
+        noticed: set[str] = set()
+        reconciled_at = now
+    else:
+        vault = known.vault
+        behind = token != known.token or (
+            generation > known.generation and (not entries or entries[0][0] > known.generation + 1)
+        )
+        due = now - known.reconciled_at >= settings.MEMORY_RECONCILE_SECONDS
+        named = [path for number, path in entries if number > known.generation]
+        if reconcile or behind or due:
+            changes = _reconciled(base, vault.records)
+            noticed = set(changes) - set(named)
+            reconciled_at = now
+        else:
+            changes = look_at(base, vault.records, [*named, *paths])
+            noticed = set(changes) - set(named)
+            reconciled_at = known.reconciled_at
+        if changes:
+            vault = vault.changed(changes)
+    remember(vault, token, generation, reconciled_at)
+    return Loaded(vault, noticed)
+
+
+def remember(vault: Vault, token: str | None, generation: int, reconciled_at: float) -> None:
+    """Keep `vault` as this process's current snapshot (unless a newer generation is
+    already kept)."""
+    with _known_lock:
+        current = _known.get(vault.key)
+        if current is None or current.token != token or generation >= current.generation:
+            _known[vault.key] = _Known(vault, token, generation, reconciled_at)
+
+
+def known_generation(vault: Vault) -> tuple[str | None, int, float] | None:
+    with _known_lock:
+        known = _known.get(vault.key)
+    return None if known is None else (known.token, known.generation, known.reconciled_at)
+
+
+def load(agent, *, paths: Iterable[str] = ()) -> Vault:
+    """The vault as it is on disk now (see load_state)."""
+    return load_state(agent, paths=paths).vault

@@ -1,4 +1,5 @@
-"""REST for the counts the pages' badge reads (SPEC §7): `GET /api/stats`."""
+"""REST for the counts the pages' badge reads (SPEC §7): `GET /api/stats`. Counted without
+listing: one directory listing of names per scope, no file read or stat'ed (issue 17.5)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,6 @@ class StatsView(APIView):
                 "pending_proposals": actions.pending_count(),
                 "agents": len(agents),
                 "facts": facts.count_facts(),
-                "notes": sum(len(notes.list_notes(agent)) for agent in agents),
+                "notes": sum(notes.count_notes(agent) for agent in agents),
             }
         )

@@ -76,7 +76,7 @@ class FactReviewKind(BaseKind):
         }
 
     def after_write(self, proposal: Proposal) -> None:
-        facts.regenerate_index()
+        facts.update_index([proposal.payload["name"]])
 
 
 # --- the prompt ----------------------------------------------------------------------------

@@ -274,6 +274,10 @@ def test_a_new_rewrite_supersedes_the_older_pending_one(helper_agent, fake_llm):
     assert workspace.read("agents/helper/MEMORY.md") == OLD
 
 
+# The hand edit runs on another thread with its own database connection: its version row
+# must see the rows this test wrote, so they are committed (on PostgreSQL an uncommitted
+# row of the same file would hold the edit, and the edit holds the file's lock).
+@pytest.mark.django_db(transaction=True)
 def test_it_proposes_nothing_when_memory_changed_during_the_model_call(helper_agent, fake_llm):
     path = write_memory(helper_agent, OLD)
     write_note(helper_agent, f"{day(0)}.md", "news\n")

@@ -208,7 +208,7 @@ def index_text(facts: list[Fact]) -> str:
 def regenerate_index() -> None:
     """Rewrite INDEX.md from the fact files (hand edits are overwritten). With no facts
     left the file is removed: a missing file is simply absent from the prompt."""
-    with workspace.locked(INDEX_PATH):
+    with workspace.guarded(FACTS_DIR):
         text = index_text(list_facts())
         if text:
             if workspace.read(INDEX_PATH) != text:
@@ -236,7 +236,7 @@ def save_fact(
         written_by=written_by,
         source=source,
     )
-    with workspace.locked(INDEX_PATH):
+    with workspace.guarded(FACTS_DIR):
         workspace.write(fact_path(name), text)
         regenerate_index()
     return parse_fact(name, text)
@@ -245,7 +245,7 @@ def save_fact(
 def forget_fact(name: str) -> None:
     """Delete a fact and regenerate INDEX.md. NotFound (404) when there is no such fact."""
     rel = fact_path(name)
-    with workspace.locked(INDEX_PATH):
+    with workspace.guarded(FACTS_DIR):
         if not workspace.delete(rel):
             raise NotFound(f"No fact {name!r}.")
         regenerate_index()

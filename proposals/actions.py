@@ -144,11 +144,9 @@ def _base_hashes(proposal: Proposal) -> dict[str, str]:
 
 @contextlib.contextmanager
 def _locked_all(paths: list[str]) -> Iterator[None]:
-    """Hold the file locks of every path, taken in sorted order so two batches sharing
-    paths can never deadlock each other."""
-    with contextlib.ExitStack() as stack:
-        for path in sorted(set(paths)):
-            stack.enter_context(workspace.locked(path))
+    """Hold the file locks of every path, taken together (workspace.locked_many: in one
+    order everywhere) so two batches sharing paths can never deadlock each other."""
+    with workspace.locked_many(paths):
         yield
 
 

@@ -214,8 +214,9 @@ def render_author(
 
 @contextlib.contextmanager
 def vault_lock(agent) -> Iterator[None]:
-    """Serialise every write of one agent's vault (re-entrant, cross-process)."""
-    with workspace.locked(f"{vault_dir(agent)}/.vault"):
+    """Serialise every write of one agent's vault (re-entrant, cross-process): the vault's
+    group guard, taken before the lock of any page."""
+    with workspace.guarded(vault_dir(agent)):
         yield
 
 

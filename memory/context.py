@@ -31,12 +31,13 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import logging
 from dataclasses import dataclass
 
 from django.db import transaction
 
 from memory import clock, facts, notes, workspace
-from memory.errors import InvalidInput
+from memory.errors import InvalidInput, PathRefused
 from memory.models import Agent, ContextTurn, NoteCursor
 from memory.text import cap
 
@@ -46,6 +47,18 @@ MEMORY_CAP = 24000
 NEW_SINCE_LABEL = "(new since last shown)"
 CHAT_KINDS = ("direct", "group")
 MAX_CONVERSATION_CHARS = 200
+
+log = logging.getLogger(__name__)
+
+
+def _readable(read, rel: str):
+    """`read(rel)`, or None when the path is refused (a symbolic link, SPEC §1): one file
+    that cannot be read is left out of the prompt, the rest is served (issue 10.14)."""
+    try:
+        return read(rel)
+    except PathRefused as exc:
+        log.warning("left out of the prompt: %s", exc.message)
+        return None
 
 
 def _section(title: str, text: str | None, limit: int) -> str | None:
@@ -57,9 +70,9 @@ def _section(title: str, text: str | None, limit: int) -> str | None:
 def system_prompt(agent: Agent) -> str:
     """The §4.1 sections for a private conversation with `agent` ("" when all missing)."""
     sections = [
-        _section("USER.md", workspace.read(facts.USER_PATH), USER_CAP),
-        _section("INDEX.md", workspace.read(facts.INDEX_PATH), INDEX_CAP),
-        _section("MEMORY.md", workspace.read(notes.memory_path(agent)), MEMORY_CAP),
+        _section("USER.md", _readable(workspace.read, facts.USER_PATH), USER_CAP),
+        _section("INDEX.md", _readable(workspace.read, facts.INDEX_PATH), INDEX_CAP),
+        _section("MEMORY.md", _readable(workspace.read, notes.memory_path(agent)), MEMORY_CAP),
     ]
     return "\n\n".join(section for section in sections if section)
 
@@ -76,10 +89,14 @@ def _sha(data: bytes) -> str:
 
 def _read_note_bytes(agent: Agent, name: str) -> bytes | None:
     rel = notes.note_path(agent, name)
-    # Under the note's lock: memory_save appends whole lines under it, so we never see
-    # half a line (or half a UTF-8 character).
-    with workspace.locked(rel):
-        return workspace.read_bytes_from(rel, 0)
+
+    def read(rel: str) -> bytes | None:
+        # Under the note's (shared) lock: memory_save appends whole lines under it, so we
+        # never see half a line (or half a UTF-8 character).
+        with workspace.locked(rel, shared=True):
+            return workspace.read_bytes_from(rel, 0)
+
+    return _readable(read, rel)
 
 
 def _recent_plain_notes(on: dt.date) -> list[str]:
@@ -88,7 +105,8 @@ def _recent_plain_notes(on: dt.date) -> list[str]:
 
 
 def _part(name: str, data: bytes, *, new_only: bool) -> str | None:
-    text = data.decode("utf-8", errors="replace").rstrip("\n")
+    # As the workspace hands text out: "\n" endings, no BOM, bad bytes as U+FFFD.
+    text = workspace.decode(data).rstrip("\n")
     if not text.strip():
         return None
     title = f"{notes.NOTES_DIR}/{name}"

@@ -40,6 +40,7 @@ class Fact:
     updated: str  # YYYY-MM-DD as written in the file ("" when missing)
     body: str
     stale: bool
+    invalid_utf8: bool = False  # the file has bytes that are not UTF-8 (read as U+FFFD)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -139,7 +140,7 @@ def render_fact(
     return dump_frontmatter(meta, normalise_newlines(body))
 
 
-def parse_fact(name: str, text: str) -> Fact:
+def parse_fact(name: str, text: str, *, invalid_utf8: bool = False) -> Fact:
     """A Fact from a file's text. The file name is the identity: a `name` in the
     frontmatter that disagrees is ignored. Missing fields read as ""."""
     meta, body = parse_frontmatter(text)
@@ -153,13 +154,14 @@ def parse_fact(name: str, text: str) -> Fact:
         updated=updated,
         body=body.strip("\n"),
         stale=is_stale(updated),
+        invalid_utf8=invalid_utf8,
     )
 
 
 def get_fact(name: str) -> Fact | None:
     """The fact called `name`, or None. InvalidInput for a name that is not a slug."""
-    text = workspace.read(fact_path(name))
-    return None if text is None else parse_fact(name, text)
+    found = workspace.read_file(fact_path(name))
+    return None if found is None else parse_fact(name, found.text, invalid_utf8=found.invalid_utf8)
 
 
 def get_fact_or_404(name: str) -> Fact:
@@ -189,9 +191,9 @@ def list_facts() -> list[Fact]:
     """Every fact, sorted by name (files whose names are not slugs are left out)."""
     facts = []
     for name in _fact_names():
-        text = workspace.read(fact_path(name))
-        if text is not None:
-            facts.append(parse_fact(name, text))
+        found = workspace.read_file(fact_path(name))
+        if found is not None:
+            facts.append(parse_fact(name, found.text, invalid_utf8=found.invalid_utf8))
     return facts
 
 

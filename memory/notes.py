@@ -8,13 +8,16 @@ name can never point outside `memory/`.
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from dataclasses import dataclass, field
 
 from memory import workspace
 from memory.clock import local_now
-from memory.errors import InvalidInput, NotFound
+from memory.errors import InvalidInput, NotFound, PathRefused
 from memory.models import Agent
 from memory.text import fold_single_line, parse_note_name
+
+log = logging.getLogger(__name__)
 
 MEMORY_FILE = "MEMORY.md"
 NOTES_DIR = "memory"
@@ -226,7 +229,9 @@ class NotesBlock:
     `text`: the block handed to the model (at most NOTES_BUDGET characters); `days`: the
     days included, newest first; `note_names`: the files read (e.g. "2026-11-30.md");
     `newest_mtime`: the newest modification time (epoch seconds) among them, None when
-    there are none; `cut`: True when the budget cut a day short or left days out.
+    there are none; `cut`: True when the budget cut a day short or left days out;
+    `unreadable`: notes of the window left out because they could not be read as text
+    (bytes that are not UTF-8, a symbolic link), each with why.
     """
 
     text: str
@@ -234,6 +239,11 @@ class NotesBlock:
     note_names: list[str] = field(default_factory=list)
     newest_mtime: float | None = None
     cut: bool = False
+    unreadable: list[tuple[str, str]] = field(default_factory=list)
+
+    def left_out(self) -> list[str]:
+        """One reason per unreadable note, for a run's reasons (a person reads them)."""
+        return [f"left out {NOTES_DIR}/{name}: {why}" for name, why in self.unreadable]
 
 
 def _day_section(day: dt.date, texts: list[tuple[str, str]]) -> str:
@@ -269,15 +279,26 @@ def read_notes_block(
     names: list[str] = []
     newest: float | None = None
     cut = False
+    unreadable: list[tuple[str, str]] = []
     for day in sorted(by_day, reverse=True):
         infos = sorted(
             by_day[day], key=lambda info: (info.name != f"{day.isoformat()}.md", info.name)
         )
         texts = []
         for info in infos:
-            body = workspace.read(note_path(agent, info.name))
-            if body is not None:
-                texts.append((info, body))
+            try:
+                found = workspace.read_file(note_path(agent, info.name))
+            except PathRefused as exc:
+                unreadable.append((info.name, exc.message))
+                continue
+            if found is None:
+                continue
+            if found.invalid_utf8:
+                # The model would read U+FFFD and might rewrite it into MEMORY.md: the
+                # run goes on without this note and says so (issue 10.6).
+                unreadable.append((info.name, "it has bytes that are not UTF-8 text"))
+                continue
+            texts.append((info, found.text))
         if not texts:
             continue
         section = _day_section(day, [(info.name, body) for info, body in texts])
@@ -295,7 +316,9 @@ def read_notes_block(
             newest = mtime if newest is None else max(newest, mtime)
         if cut:
             break
-    return NotesBlock(text, included_days, names, newest, cut)
+    for name, why in unreadable:
+        log.warning("notes block of %s: left out %s: %s", agent.id, name, why)
+    return NotesBlock(text, included_days, names, newest, cut, unreadable)
 
 
 def _cut(section: str, room: int) -> str:

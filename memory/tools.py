@@ -34,6 +34,7 @@ import jsonschema
 from memory.errors import InvalidInput, NotFound
 from memory.models import Agent
 from memory.presence import refuse_source_argument
+from memory.text import refuse_unencodable
 
 PROMPTS_DIR = Path(__file__).resolve().parent / "prompts" / "tools"
 
@@ -307,6 +308,9 @@ def call_tool_result(
     problems = validate(arguments, tool.parameters)
     if problems:
         raise InvalidInput(" ".join(problems), errors=problems)
+    # Every interface (REST, MCP, provider loops) passes here: text that no file can hold
+    # is 422 before the tool runs, as DRF's fields already refuse it for the REST API.
+    refuse_unencodable(arguments, "arguments")
     result = tool.func(agent, source=validate_source(source), **arguments)
     return result if isinstance(result, ToolResult) else ToolResult(text=str(result))
 

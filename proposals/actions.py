@@ -410,6 +410,10 @@ def can_undo(proposal: Proposal) -> bool:
     return proposal.status == APPROVED and proposal.undone_at is None
 
 
-def pending_count() -> int:
-    """How many proposals wait for a person (the badge, `GET /api/stats`)."""
-    return Proposal.objects.filter(status=PENDING).count()
+def pending_count(*, agent: Any = None) -> int:
+    """How many proposals wait for a person (the badge, `GET /api/stats`); with `agent`,
+    only that agent's."""
+    pending = Proposal.objects.filter(status=PENDING)
+    if agent is not None:
+        pending = pending.filter(agent=agent)
+    return pending.count()

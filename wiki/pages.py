@@ -5,8 +5,9 @@ management pages and the compile alike.
   `search_pages(agent, query)` read.
 - `save_page(agent, …)` and `delete_page(agent, slug)` write one page, then rebuild the
   graph (rewriting the machine blocks that changed) and regenerate the reports.
-- `refresh(agent)` rebuilds the graph and the reports without changing a page;
-  `report(agent)` does that and returns the lint report as data.
+- `refresh(agent)` rebuilds the graph and the reports without changing a page's author
+  part (edits and compiles call it); `report(agent)` computes the lint report as data and
+  writes nothing (GETs never write).
 
 Every write of the vault happens under one lock per vault (`vault_lock`), so two edits
 never compute blocks from each other's half-written state; per-file locks are still taken
@@ -274,16 +275,18 @@ def _apply(agent, vault: Vault, authored: dict[str, str | None]) -> Refreshed:
 
 def refresh(agent) -> Refreshed:
     """Rebuild the graph (rewriting only the machine blocks that changed) and regenerate
-    both reports. Called after every compile and edit, and by `report`."""
+    both reports. Called after every compile and edit — never on a read."""
     with vault_lock(agent):
         return _apply(agent, load(agent), {})
 
 
 def report(agent) -> dict:
-    """Refresh, then the lint report as data: `{"pages", "counts", "issues",
-    "open_questions", "reports"}` (see wiki.lint.report_data)."""
-    refreshed = refresh(agent)
-    return lint.report_data(refreshed.vault, refreshed.issues)
+    """The lint report as data: `{"pages", "counts", "issues", "open_questions",
+    "reports"}` (see wiki.lint.report_data), computed from the vault as it is on disk.
+    Writes nothing: opening the Wiki tab or `GET …/wiki/report` must not rewrite a page's
+    machine block or create the reports (issue 10.10); edits and compiles do that."""
+    vault = load(agent)
+    return lint.report_data(vault, lint.lint(vault, today=clock.today()))
 
 
 # --- reading ------------------------------------------------------------------------------

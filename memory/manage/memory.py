@@ -37,13 +37,26 @@ def memory_home(request: HttpRequest) -> HttpResponse:
     """USER.md, the facts (with filter), links to each agent's memory."""
     # Hash what was read (None for a missing file), so saving onto a file created
     # meanwhile is caught as a conflict too.
-    raw, raw_hash = workspace.read_with_hash(facts.USER_PATH)
-    user_body = raw or ""
+    found = workspace.read_file_locked(facts.USER_PATH)
+    user_body = found.text if found else ""
+    raw_hash = found.hash if found else workspace.ABSENT
     user_form = FileForm(initial={"body": user_body, "base_hash": raw_hash})
-    return _memory_home(request, user_form, user_body)
+    return _memory_home(request, user_form, user_body, warnings=bad_bytes_warning(found))
 
 
-def _memory_home(request, user_form: FileForm, shown_body: str, status: int = 200):
+def bad_bytes_warning(found: workspace.FileText | None) -> list[str]:
+    """The warning a page shows for a file with bytes that are not UTF-8 (issue 10.6)."""
+    if found is None or not found.invalid_utf8:
+        return []
+    return [
+        _(
+            "This file has bytes that are not UTF-8 text; they are shown as \ufffd. "
+            "Saving replaces them with that character."
+        )
+    ]
+
+
+def _memory_home(request, user_form: FileForm, shown_body: str, status: int = 200, warnings=()):
     query = (request.GET.get("fq") or "").strip()
     fact_type = request.GET.get("type") or ""
     all_facts = facts.list_facts()
@@ -66,6 +79,7 @@ def _memory_home(request, user_form: FileForm, shown_body: str, status: int = 20
             "fact_types": facts_types(),
             "new_fact_form": NewFactForm(),
             "index_count": count_info(workspace.read(facts.INDEX_PATH) or "", INDEX_CAP),
+            "file_warnings": list(warnings),
         },
         tab="memory",
         status=status,
@@ -101,7 +115,7 @@ def save_user(request: HttpRequest) -> HttpResponse:
         exc = _explained(error, facts.USER_PATH)
         report_error(request, exc)
         # Show what the owner typed, so nothing is lost; the base stays the old one.
-        return _memory_home(request, form, body, status=409 if isinstance(exc, Conflict) else 422)
+        return _memory_home(request, form, body, status=exc.status_code)
     messages.success(request, _("USER.md saved."))
     return redirect("memory-pages:home")
 
@@ -212,16 +226,16 @@ def agent_memory(request: HttpRequest, agent_id: str) -> HttpResponse:
                 notes.write_memory(agent, body, base_hash=form.cleaned_data["base_hash"] or None)
             except DomainError as exc:
                 report_error(request, _explained(exc, rel))
-                return _agent_memory(request, agent, form, body, status=409)
+                return _agent_memory(request, agent, form, body, status=exc.status_code)
             messages.success(request, _("MEMORY.md saved."))
             return redirect("memory-pages:agent-memory", agent_id=agent.pk)
-    raw, raw_hash = workspace.read_with_hash(notes.memory_path(agent))
-    form = FileForm(initial={"body": raw or "", "base_hash": raw_hash})
-    body = raw or ""
-    return _agent_memory(request, agent, form, body)
+    found = workspace.read_file_locked(notes.memory_path(agent))
+    body = found.text if found else ""
+    form = FileForm(initial={"body": body, "base_hash": found.hash if found else workspace.ABSENT})
+    return _agent_memory(request, agent, form, body, warnings=bad_bytes_warning(found))
 
 
-def _agent_memory(request, agent: Agent, form: FileForm, body: str, status: int = 200):
+def _agent_memory(request, agent: Agent, form: FileForm, body: str, status: int = 200, warnings=()):
     return page(
         request,
         "memory/agent_memory.html",
@@ -230,6 +244,7 @@ def _agent_memory(request, agent: Agent, form: FileForm, body: str, status: int 
             "memory_count": count_info(body, MEMORY_CAP),
             "notes": notes.list_notes(agent),
             "memory_path": notes.memory_path(agent),
+            "file_warnings": list(warnings),
         },
         tab="memory",
         agent=agent,
@@ -243,9 +258,12 @@ def note_detail(request: HttpRequest, agent_id: str, name: str) -> HttpResponse:
     agent = agent_or_404(request, agent_id)
     try:
         rel = notes.note_path(agent, name)
-        text = notes.read_note(agent, name)
+        found = workspace.read_file_locked(rel)
     except DomainError as exc:
         raise Http404(exc.message) from None
+    if found is None:
+        raise Http404(_("No such note."))
+    text = found.text
     status = 200
     if request.method == "POST":
         form = FileForm(request.POST)
@@ -259,16 +277,22 @@ def note_detail(request: HttpRequest, agent_id: str, name: str) -> HttpResponse:
                 )
             except DomainError as exc:
                 report_error(request, _explained(exc, rel))
-                status = 409
+                status = exc.status_code
             else:
                 messages.success(request, _("Note saved."))
                 return redirect("memory-pages:note", agent_id=agent.pk, name=name)
     else:
-        form = FileForm(initial={"body": text, "base_hash": workspace.hash_text(text)})
+        form = FileForm(initial={"body": text, "base_hash": found.hash})
     return page(
         request,
         "memory/note.html",
-        {"name": name, "path": rel, "form": form, "body_html": render_markdown(text)},
+        {
+            "name": name,
+            "path": rel,
+            "form": form,
+            "body_html": render_markdown(text),
+            "file_warnings": bad_bytes_warning(found),
+        },
         tab="memory",
         agent=agent,
         status=status,

@@ -89,7 +89,7 @@ def test_lint_deletes_nothing(master, workspace):
 
 def test_the_reports_are_regenerated_whole(master):
     make_vault()
-    pages.report(master)
+    pages.refresh(master)  # what every edit and compile does
     stale = workspace.read("memory/wiki/reports/stale.md")
     assert "- Old (syntheses/old.md): updated" in stale
     assert "- Undated (syntheses/undated.md): no updated date" in stale
@@ -112,7 +112,7 @@ def test_the_reports_are_regenerated_whole(master):
 
 def test_reports_are_not_pages_and_are_written_only_when_changed(master, workspace):
     make_vault()
-    pages.report(master)
+    pages.refresh(master)  # what every edit and compile does
     assert "stale" not in [page.slug for page in pages.list_pages(master)]
     report_file = workspace / "memory/wiki/reports/stale.md"
     mtime = report_file.stat().st_mtime_ns
@@ -122,7 +122,7 @@ def test_reports_are_not_pages_and_are_written_only_when_changed(master, workspa
 
 def test_hand_made_pages_get_their_machine_block(master):
     make_vault()
-    pages.report(master)
+    pages.refresh(master)  # what every edit and compile does
     text = workspace.read("memory/wiki/concepts/concept-a.md")
     assert text.startswith("---\ntitle: Concept A\nkind: concept\nsources: [conv:1]\n")
     assert "Linked from:\n- [[fine|Fine]]\n" in text

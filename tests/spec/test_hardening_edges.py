@@ -239,7 +239,7 @@ def test_the_admin_refuses_a_cron_that_never_fires(alice, master):
     "url",
     [
         "/api/agents/master/memory/notes/2026-01-01-" + "a" * 300,
-        "/api/agents/master/memory/wiki/pages/" + "đ" * 200,
+        "/api/agents/master/memory/wiki/pages/" + "東" * 100,  # 300 bytes of UTF-8
     ],
 )
 def test_very_long_names_are_422_not_500(owner_client, master, workspace, url):
@@ -256,7 +256,7 @@ def test_a_very_long_wiki_title_is_422_from_the_tool(master, workspace):
     answer = tools.run_tool(
         master,
         "wiki_apply",
-        {"title": "đ" * 250, "kind": "entity", "sources": ["note:2026-01-01"], "body": "x"},
+        {"title": "東京" * 60, "kind": "entity", "sources": ["note:2026-01-01"], "body": "x"},
         source="chat",
     )
     assert answer.startswith("Error:")

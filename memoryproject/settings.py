@@ -306,6 +306,9 @@ MEMORY_LLM_TIMEOUT = env_float("MEMORY_LLM_TIMEOUT", 120)
 # Seconds before the first retry on 429/5xx/connection errors (doubled for the second).
 MEMORY_LLM_RETRY_DELAY = env_float("MEMORY_LLM_RETRY_DELAY", 1)
 MEMORY_LLM_MAX_TOKENS = env_int("MEMORY_LLM_MAX_TOKENS", 8192)  # Anthropic's required cap
+# The model's context window in tokens (0: not known). Prompts are fitted to it with room
+# for the answer (memory/jobs/window.py); a prompt that cannot fit fails its run.
+MEMORY_LLM_CONTEXT_TOKENS = env_int("MEMORY_LLM_CONTEXT_TOKENS", 0)
 # A claimed run whose heartbeat (renewed every quarter of this by its process) is older
 # than this is failed as "worker lost" and started again once (memory.jobs.runs).
 MEMORY_RUN_LEASE_SECONDS = env_int("MEMORY_RUN_LEASE_SECONDS", 120)

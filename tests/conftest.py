@@ -4,6 +4,7 @@ nothing ever reads or writes a real home."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -12,6 +13,8 @@ from rest_framework.test import APIClient
 from memory.models import Agent, ApiToken
 from tests.fakellm import FakeLLM
 
+MODEL_TESTS = Path(__file__).resolve().parent / "model"
+
 
 def pytest_addoption(parser):
     parser.addoption(
@@ -19,6 +22,21 @@ def pytest_addoption(parser):
         action="store_true",
         help="also run the process-level tests marked slow (make test-slow; .ci/run does)",
     )
+    parser.addoption(
+        "--model-tests",
+        action="store_true",
+        help="collect tests/model (a real model server; `make test-model`)",
+    )
+
+
+def pytest_ignore_collect(collection_path, config):
+    """tests/model talks to a real model and takes minutes: only `make test-model`
+    (pytest tests/model --model-tests) collects it, so `make test` stays fast."""
+    if config.getoption("--model-tests"):
+        return None
+    if collection_path == MODEL_TESTS or MODEL_TESTS in collection_path.parents:
+        return True
+    return None
 
 
 def pytest_collection_modifyitems(config, items):
@@ -94,6 +112,18 @@ def alice(db):
 
 
 @pytest.fixture
+def live_owner_key(transactional_db, workspace) -> str:
+    """The owner's token key, for tests that talk to a live server over real HTTP (their
+    database must be committed, so transactional). The master agent's dirs exist."""
+    from memory.agents import default_agent, ensure_agent_dirs
+
+    ensure_agent_dirs(default_agent())
+    user = get_user_model().objects.create_superuser("alice", "a@example.com", "pw-alice-123")
+    _, key = ApiToken.issue(user=user)
+    return key
+
+
+@pytest.fixture
 def owner_client(alice, workspace) -> APIClient:
     """The owner, by token."""
     _, key = ApiToken.issue(user=alice)
@@ -130,6 +160,9 @@ def anon_client(workspace) -> APIClient:
 def fake_llm(settings):
     """An OpenAI-compatible fake at MEMORY_LLM_BASE_URL, model gpt-4o-mini (priced in
     settings), fast retries, a 2-second timeout."""
+    from memory.jobs.llm import forget_endpoints
+
+    forget_endpoints()
     server = FakeLLM().start()
     settings.MEMORY_LLM_PROVIDER = "openai"
     settings.MEMORY_LLM_BASE_URL = server.base_url
@@ -139,3 +172,10 @@ def fake_llm(settings):
     settings.MEMORY_LLM_RETRY_DELAY = 0.01
     yield server
     server.stop()
+
+
+@pytest.fixture
+def no_model(settings):
+    """No model configured: runs are `skipped` ("no model configured")."""
+    settings.MEMORY_LLM_MODEL = ""
+    settings.MEMORY_LLM_BASE_URL = ""

@@ -17,6 +17,15 @@ A reply is one of:
   `toolu_<n>`; `content`, if any, is the text said before the calls.
 
 A query string on the path (Anthropic's SDK adds `?beta=true`) is ignored.
+`Reply(finish_reason="length")` is an answer cut at max_tokens (Anthropic: stop_reason
+`max_tokens`).
+
+Endpoint behaviour, set on the server: `refuse_formats` — response_format forms
+("json_schema", "json_object_schema", "json_object") answered with `refuse_status`
+without taking a reply, as a server that does not know them; `tokenizer` —
+"llama-cpp-python" (POST /extras/tokenize/count) or "llama.cpp" (POST /tokenize) counts
+`count_tokens(text)` tokens (default: one per 4 characters, rounded up), None: no such
+endpoint (404).
 """
 
 from __future__ import annotations
@@ -38,6 +47,7 @@ class Reply:
     usage: tuple[int, int] = (120, 45)
     reject_json_mode: bool = False
     tool_calls: list[dict] | None = None  # [{"name", "arguments"}]
+    finish_reason: str = "stop"
 
 
 @dataclass
@@ -50,9 +60,25 @@ class Recorded:
     finished: float = 0.0  # … and when its answer was sent (0 while in flight)
 
 
+def format_form(body: dict) -> str | None:
+    """Which form of response_format a request asked for."""
+    response_format = body.get("response_format")
+    if not isinstance(response_format, dict):
+        return None
+    if response_format.get("type") == "json_schema":
+        return "json_schema"
+    if response_format.get("type") == "json_object":
+        return "json_object_schema" if "schema" in response_format else "json_object"
+    return str(response_format.get("type"))
+
+
 class FakeLLM:
     def __init__(self, host: str = "127.0.0.1") -> None:
         self.host = host
+        self.refuse_formats: set[str] = set()
+        self.refuse_status = 400
+        self.tokenizer: str | None = None
+        self.count_tokens = lambda text: -(-len(text) // 4)
         self.replies: list[Any] = []
         self.requests: list[Recorded] = []
         self._lock = threading.Lock()
@@ -124,8 +150,24 @@ class FakeLLM:
 
             def _answer(self, body: dict) -> None:
                 path = self.path.split("?", 1)[0]
+                tokenizers = {
+                    "/extras/tokenize/count": "llama-cpp-python",
+                    "/tokenize": "llama.cpp",
+                }
+                if path in tokenizers and fake.tokenizer == tokenizers[path]:
+                    text = body.get("input" if fake.tokenizer == "llama-cpp-python" else "content")
+                    count = fake.count_tokens(text or "")
+                    if fake.tokenizer == "llama-cpp-python":
+                        self._send(200, json.dumps({"count": count}))
+                    else:
+                        self._send(200, json.dumps({"tokens": list(range(count))}))
+                    return
                 if path not in ("/v1/chat/completions", "/v1/messages"):
                     self._send(404, json.dumps({"error": "not found"}))
+                    return
+                if format_form(body) in fake.refuse_formats:
+                    message = f"response_format {format_form(body)} is not supported"
+                    self._send(fake.refuse_status, json.dumps({"error": {"message": message}}))
                     return
                 reply = fake._next()
                 if not isinstance(reply, Reply):
@@ -152,7 +194,9 @@ class FakeLLM:
                         "role": "assistant",
                         "model": model,
                         "content": [{"type": "text", "text": text}],
-                        "stop_reason": "end_turn",
+                        "stop_reason": (
+                            "max_tokens" if reply.finish_reason == "length" else "end_turn"
+                        ),
                         "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out},
                     }
                 else:
@@ -164,7 +208,7 @@ class FakeLLM:
                             {
                                 "index": 0,
                                 "message": {"role": "assistant", "content": text},
-                                "finish_reason": "stop",
+                                "finish_reason": reply.finish_reason,
                             }
                         ],
                         "usage": {
@@ -243,10 +287,15 @@ class FakeLLM:
 
     # --- helpers for assertions -----------------------------------------------------------
 
+    def chat_requests(self) -> list[Recorded]:
+        """The chat requests (not the tokenizer's), in order."""
+        chat = ("/v1/chat/completions", "/v1/messages")
+        return [r for r in self.requests if r.path.split("?", 1)[0] in chat]
+
     def prompts(self) -> list[str]:
         """The user message of every chat request, in order."""
         out = []
-        for request in self.requests:
+        for request in self.chat_requests():
             messages = request.body.get("messages") or []
             out.append(next((m["content"] for m in messages if m.get("role") == "user"), ""))
         return out

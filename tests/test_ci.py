@@ -43,3 +43,31 @@ def test_the_readme_opens_with_make_run_and_make_test():
     commands = [line.split("#")[0].strip() for line in first_block.group(1).splitlines()]
     assert "make run" in commands
     assert "make test" in commands
+
+
+def test_ci_runs_the_model_tests_after_the_suite_and_make_test_leaves_them_out():
+    commands = _commands(ROOT / ".ci" / "run")
+    tests = [i for i, c in enumerate(commands) if re.fullmatch(r"(\S+=\S+ )*make test", c)]
+    models = [i for i, c in enumerate(commands) if c == "make test-model"]
+    assert tests and models and models[0] > tests[0]
+    makefile = (ROOT / "Makefile").read_text()
+    recipe = re.search(r"^test-model:.*\n((?:\t.*\n)+)", makefile, re.MULTILINE)
+    assert recipe and "tests/model --model-tests" in recipe.group(1)
+
+
+def test_tests_model_is_collected_only_with_model_tests():
+    import subprocess
+    import sys
+
+    def collected(*args: str) -> str:
+        result = subprocess.run(
+            [sys.executable, "-m", "pytest", "--collect-only", "-q", *args],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        return result.stdout
+
+    assert "tests/model/" not in collected("tests/model")
+    assert "tests/model/test_real_model.py::" in collected("tests/model", "--model-tests")

@@ -6,8 +6,10 @@ consolidation alike):
 
 1. No model configured → `skipped` ("no model configured"). No daily notes → `skipped`.
 2. Read the notes block consolidation reads (`memory.notes.read_notes_block`), the
-   vault's table of contents and the text of the pages the notes mention; ask the model
-   (prompts in wiki/prompts/compile_*.md).
+   vault's table of contents and the text of the pages the notes mention, fitted to the
+   model's window (memory.jobs.window: notes and pages shrink together; "prompt too long
+   for model" → `failed`, no call); ask the model (prompts in wiki/prompts/compile_*.md,
+   the answer constrained to wiki/prompts/compile_schema.json).
 3. Parse the §13.1 answer strictly: not an object, `pages` not a list, a page with a
    missing or wrongly typed field, an unknown kind or a title without a letter → the run
    fails and nothing is written. Pages without a valid source — none given, none in the
@@ -33,8 +35,15 @@ from typing import Any
 
 from memory import clock, notes, workspace
 from memory.errors import Conflict, DomainError, InvalidInput
-from memory.jobs import runs
-from memory.jobs.llm import NO_MODEL, BadAnswer, get_provider, render_prompt
+from memory.jobs import runs, window
+from memory.jobs.llm import (
+    NO_MODEL,
+    BadAnswer,
+    LLMError,
+    get_provider,
+    load_schema,
+    render_prompt,
+)
 from memory.models import Agent, Run
 from proposals.actions import BaseKind, apply_now, propose
 from wiki import graph, lint, pages
@@ -198,8 +207,11 @@ def parse_batch(data: object, *, note_exists) -> ParsedBatch:
 # --- the prompt ---------------------------------------------------------------------------
 
 
-def _vault_context(vault: Vault, notes_text: str) -> tuple[str, str]:
-    """(table of contents, texts of the pages the notes mention) for the prompt."""
+def _vault_context(
+    vault: Vault, notes_text: str, pages_budget: int = PAGES_BUDGET
+) -> tuple[str, str]:
+    """(table of contents, texts of the pages the notes mention, within `pages_budget`
+    characters) for the prompt."""
     from memory.text import fold
 
     records = sorted(vault.pages.values(), key=lambda r: r.slug)
@@ -210,7 +222,7 @@ def _vault_context(vault: Vault, notes_text: str) -> tuple[str, str]:
 
     folded_notes = fold(notes_text)
     shown: list[str] = []
-    room = PAGES_BUDGET
+    room = pages_budget
     for record in records:
         if fold(record.title) not in folded_notes and record.slug not in folded_notes:
             continue
@@ -222,8 +234,10 @@ def _vault_context(vault: Vault, notes_text: str) -> tuple[str, str]:
     return toc, "\n".join(shown) or "(none of the existing pages is mentioned in the notes)"
 
 
-def build_prompt(agent: Agent, notes_text: str, *, vault: Vault) -> tuple[str, str]:
-    toc, existing = _vault_context(vault, notes_text)
+def build_prompt(
+    agent: Agent, notes_text: str, *, vault: Vault, pages_budget: int = PAGES_BUDGET
+) -> tuple[str, str]:
+    toc, existing = _vault_context(vault, notes_text, pages_budget)
     system = render_prompt("compile_system.md", PROMPTS_DIR)
     user = render_prompt(
         "compile_user.md",
@@ -247,6 +261,35 @@ def _note_exists(agent: Agent):
             return False
 
     return exists
+
+
+def _fit_prompt(
+    provider: window.Counter, agent: Agent, block: notes.NotesBlock, vault: Vault
+) -> window.Fitted[tuple[str, str]] | str:
+    """The compile prompt at the largest size that fits the model's window: `size` is the
+    notes budget, and the existing pages get half of it (PAGES_BUDGET at the full 40,000).
+    Returns the reason instead when even the smallest prompt does not fit."""
+
+    def build(budget: int) -> tuple[str, str]:
+        read = (
+            block if budget == notes.NOTES_BUDGET else notes.read_notes_block(agent, budget=budget)
+        )
+        pages_budget = PAGES_BUDGET * budget // notes.NOTES_BUDGET
+        return build_prompt(agent, read.text, vault=vault, pages_budget=pages_budget)
+
+    try:
+        return window.fit(
+            provider,
+            build,
+            lambda prompt: prompt,
+            largest=notes.NOTES_BUDGET,
+            smallest=notes.MIN_CUT_CHARS,
+            step=notes.MIN_CUT_CHARS,
+        )
+    except window.PromptTooLong as exc:
+        return exc.message
+    except LLMError as exc:  # the endpoint could not be reached to count the prompt
+        return f"the model call failed: {exc.message}"
 
 
 def _compile_step(run: Run) -> runs.Outcome:
@@ -276,9 +319,18 @@ def _compile(run: Run, block: notes.NotesBlock) -> runs.Outcome:
         if last is not None and (block.newest_mtime or 0) <= last.started_at.timestamp():
             return runs.Outcome(Run.Status.SKIPPED, "no note is newer than the last compile")
 
-    system, user = build_prompt(agent, block.text, vault=load(agent))
+    fitted = _fit_prompt(provider, agent, block, load(agent))
+    if isinstance(fitted, str):
+        return runs.Outcome(Run.Status.FAILED, fitted)
+    system, user = fitted.prompt
     batch, failure = runs.ask_for_run(
-        run, provider, system, user, partial(parse_batch, note_exists=_note_exists(agent))
+        run,
+        provider,
+        system,
+        user,
+        partial(parse_batch, note_exists=_note_exists(agent)),
+        schema=load_schema("compile_schema.json", PROMPTS_DIR),
+        max_tokens=fitted.max_tokens,
     )
     if batch is None:
         return runs.Outcome(Run.Status.FAILED, failure)

@@ -7,8 +7,10 @@ The rewrite step (`rewrite_step`), the first link of the nightly chain (memory.j
 
 1. Read the notes block (`memory.notes.read_notes_block`). No note newer than MEMORY.md →
    `skipped`, no model call. No model configured → `skipped` ("no model configured").
-2. Ask the model (prompts in memory/prompts/consolidate_*.md), parse the §13.1 answer
-   strictly. Anything else → `failed`, files untouched.
+2. Fit the prompt to the model's window (memory.jobs.window: the notes block shrinks until
+   it fits; "prompt too long for model" → `failed`, no call). Ask the model (prompts in
+   memory/jobs/prompts/consolidate_*.md, the answer constrained to consolidate_schema.json),
+   parse the §13.1 answer strictly. Anything else → `failed`, files untouched.
 3. Propose the rewrite (with its reasons, and any dates of unknown origin), superseding the
    agent's older pending rewrite. Autonomous agents: apply at once or hold (`held`).
 """
@@ -21,8 +23,15 @@ from typing import Any
 
 from memory import clock, notes, workspace
 from memory.errors import Conflict, DomainError
-from memory.jobs import autoapply, runs
-from memory.jobs.llm import NO_MODEL, BadAnswer, get_provider, render_prompt
+from memory.jobs import autoapply, runs, window
+from memory.jobs.llm import (
+    NO_MODEL,
+    BadAnswer,
+    LLMError,
+    get_provider,
+    load_schema,
+    render_prompt,
+)
 from memory.models import Agent, Run
 from proposals.actions import BaseKind, apply_now, propose, supersede_pending
 
@@ -68,6 +77,41 @@ def build_prompt(
         notes=block.text.rstrip("\n"),
     )
     return render_prompt("consolidate_system.md"), user
+
+
+@dataclass(frozen=True)
+class RewritePrompt:
+    system: str
+    user: str
+    block: notes.NotesBlock
+
+
+def fit_prompt(
+    provider: window.Counter,
+    agent: Agent,
+    memory_text: str,
+    *,
+    today: dt.date,
+    block: notes.NotesBlock | None = None,
+) -> window.Fitted[RewritePrompt]:
+    """The rewrite step's prompt with the largest notes block (at most NOTES_BUDGET
+    characters) that fits the model's window; `block`, read at the full budget, is reused
+    when it fits. Raises window.PromptTooLong when even MIN_CUT_CHARS of notes do not."""
+
+    def build(budget: int) -> RewritePrompt:
+        read = block if block is not None and budget == notes.NOTES_BUDGET else None
+        read = read or notes.read_notes_block(agent, budget=budget)
+        system, user = build_prompt(agent, memory_text, read, today=today)
+        return RewritePrompt(system, user, read)
+
+    return window.fit(
+        provider,
+        build,
+        lambda prompt: (prompt.system, prompt.user),
+        largest=notes.NOTES_BUDGET,
+        smallest=notes.MIN_CUT_CHARS,
+        step=notes.MIN_CUT_CHARS,
+    )
 
 
 # --- the answer ------------------------------------------------------------------------
@@ -177,8 +221,23 @@ def _rewrite(run: Run, block: notes.NotesBlock) -> Outcome:
         return Outcome(Run.Status.SKIPPED, NO_MODEL)
 
     today = clock.today()
-    system, user = build_prompt(agent, old_text, block, today=today)
-    rewrite, failure = runs.ask_for_run(run, provider, system, user, parse_rewrite)
+    try:
+        fitted = fit_prompt(provider, agent, old_text, today=today, block=block)
+    except window.PromptTooLong as exc:
+        return Outcome(Run.Status.FAILED, exc.message)
+    except LLMError as exc:  # the endpoint could not be reached to count the prompt
+        return Outcome(Run.Status.FAILED, f"the model call failed: {exc.message}")
+    prompt = fitted.prompt
+    block = prompt.block
+    rewrite, failure = runs.ask_for_run(
+        run,
+        provider,
+        prompt.system,
+        prompt.user,
+        parse_rewrite,
+        schema=load_schema("consolidate_schema.json"),
+        max_tokens=fitted.max_tokens,
+    )
     if rewrite is None:
         return Outcome(Run.Status.FAILED, failure)
 

@@ -5,8 +5,10 @@ the model reviews the shared facts and may propose to forget or update some.
   `fact-review:<run id>`, so a repeated call for one consolidation does nothing twice),
   with its own tokens, cost and summary; its proposals link to it.
 - Reads exactly the notes block the rewrite step read, plus up to MAX_FACTS facts: stale
-  ones first (oldest first), then the rest (newest first). The prompt says how many were
-  left out.
+  ones first (oldest first), then the rest (newest first) — fewer when the model's window
+  (memory.jobs.window) cannot hold them all; "prompt too long for model" when not even
+  one fits. The prompt says how many were left out. The answer is constrained to
+  memory/jobs/prompts/hygiene_schema.json.
 - At most MAX_PROPOSALS `fact_review` proposals, **always pending** — even for an
   autonomous master. One pending hygiene proposal per fact: a new one supersedes the older
   `fact_review` for that fact. Other kinds (a `user_fact` from a conversation) are never
@@ -24,8 +26,8 @@ from typing import Any
 
 from memory import clock, facts
 from memory.errors import DomainError, InvalidInput, NotFound
-from memory.jobs import runs
-from memory.jobs.llm import NO_MODEL, BadAnswer, get_provider, render_prompt
+from memory.jobs import runs, window
+from memory.jobs.llm import NO_MODEL, BadAnswer, LLMError, get_provider, load_schema, render_prompt
 from memory.models import Agent, Run
 from memory.notes import NotesBlock
 from memory.text import cap
@@ -113,9 +115,12 @@ class FactPrompt:
     left_out: int
 
 
-def build_prompt(block: NotesBlock, all_facts: list[facts.Fact], *, today: dt.date) -> FactPrompt:
+def build_prompt(
+    block: NotesBlock, all_facts: list[facts.Fact], *, today: dt.date, limit: int = MAX_FACTS
+) -> FactPrompt:
+    """The review's prompt: the notes block and the first `limit` facts in review order."""
     ordered = order_facts(all_facts)
-    shown = ordered[:MAX_FACTS]
+    shown = ordered[: min(limit, MAX_FACTS)]
     left_out = len(ordered) - len(shown)
     user = render_prompt(
         "hygiene_user.md",
@@ -190,10 +195,32 @@ def _review(run: Run, agent: Agent, block: NotesBlock, parent: Run) -> runs.Outc
     all_facts = facts.list_facts()
     if not all_facts:
         return runs.Outcome(Run.Status.SKIPPED, "no facts to review")
-    prompt = build_prompt(block, all_facts, today=clock.today())
+    today = clock.today()
+    try:
+        fitted = window.fit(
+            provider,
+            lambda limit: build_prompt(block, all_facts, today=today, limit=limit),
+            lambda prompt: (prompt.system, prompt.user),
+            largest=min(MAX_FACTS, len(all_facts)),
+            smallest=1,
+        )
+    except window.PromptTooLong as exc:
+        return runs.Outcome(Run.Status.FAILED, f"{exc.message}; no fact proposals")
+    except LLMError as exc:  # the endpoint could not be reached to count the prompt
+        return runs.Outcome(
+            Run.Status.FAILED, f"the model call failed: {exc.message}; no fact proposals"
+        )
+    prompt = fitted.prompt
     # The consolidation waits for this review: keep its lease too.
     items, failure = runs.ask_for_run(
-        run, provider, prompt.system, prompt.user, parse_review, keep_alive=[parent]
+        run,
+        provider,
+        prompt.system,
+        prompt.user,
+        parse_review,
+        keep_alive=[parent],
+        schema=load_schema("hygiene_schema.json"),
+        max_tokens=fitted.max_tokens,
     )
     if items is None:
         return runs.Outcome(Run.Status.FAILED, f"{failure}; no fact proposals")

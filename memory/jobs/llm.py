@@ -2,11 +2,15 @@
 
 `get_provider()` reads the MEMORY_LLM_* settings and returns an `OpenAIProvider` (any
 OpenAI-compatible endpoint) or an `AnthropicProvider`, or None when no model is
-configured — callers then record their run as `skipped` with NO_MODEL. A provider has one
-method, `complete_json(system, user) -> Answer`: it asks for one JSON object (§13.1),
-strips a Markdown code fence, and returns the parsed object with the token usage the
-endpoint reported and its cost from MEMORY_LLM_PRICES. Anything else raises `LLMError`,
-which carries whatever usage was reported before the failure.
+configured — callers then record their run as `skipped` with NO_MODEL. A provider's main
+method, `complete_json(system, user, schema=…, max_tokens=…) -> Answer`, asks for one JSON
+object (§13.1) — constrained to the step's JSON schema (`<step>_schema.json` beside its
+prompts) where the endpoint supports it —, strips a Markdown code fence, and returns the
+parsed object with the token usage the endpoint reported and its cost from
+MEMORY_LLM_PRICES. Anything else raises `LLMError`, which carries whatever usage was
+reported before the failure; an answer cut at the token limit is such a failure, never a
+shorter answer. `count_tokens(text)` counts with the server's own tokenizer where it has
+one (llama.cpp, llama-cpp-python), else with memory.jobs.window's upper estimate.
 
 Validating the keys of the answer belongs to each step (consolidation, hygiene, compile):
 its parser raises `BadAnswer`. The run bookkeeping around a call (heartbeat, usage, the
@@ -22,12 +26,15 @@ import logging
 import re
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 
 import httpx
 from django.conf import settings
+
+from memory.jobs import window
 
 log = logging.getLogger(__name__)
 
@@ -95,8 +102,10 @@ def strip_fence(text: str) -> str:
 
 
 def parse_json_object(text: str) -> dict:
-    """One JSON object, optionally fenced. Raises ValueError otherwise."""
-    data = json.loads(strip_fence(text))
+    """One JSON object, optionally fenced. Raises ValueError otherwise. A raw line break
+    inside a string is accepted as that character: grammar-constrained servers
+    (llama.cpp's JSON-schema grammar) let the model write one."""
+    data = json.loads(strip_fence(text), strict=False)
     if not isinstance(data, dict):
         raise ValueError("the answer is JSON but not an object")
     return data
@@ -105,6 +114,11 @@ def parse_json_object(text: str) -> dict:
 def load_prompt(name: str, directory: Path = PROMPTS_DIR) -> str:
     """The text of <directory>/<name> (memory/prompts/ unless another app's is given)."""
     return (directory / name).read_text(encoding="utf-8")
+
+
+def load_schema(name: str, directory: Path = PROMPTS_DIR) -> dict:
+    """The JSON schema of a step's answer, <directory>/<name> (§13.1 as a schema)."""
+    return json.loads(load_prompt(name, directory))
 
 
 _PLACEHOLDER_RE = re.compile(r"\{\{(\w+)\}\}")
@@ -137,16 +151,36 @@ class Provider(ABC):
         self.model = model
         self.timeout = timeout
 
-    # --- the one public method -------------------------------------------------------
+    # --- the public methods ----------------------------------------------------------
 
-    def complete_json(self, system: str, user: str) -> Answer:
-        """Ask for one JSON object. Returns an Answer; raises LLMError on HTTP errors
-        (after retries), timeouts and answers that are not one JSON object."""
-        body = self._call(system, user)
+    def complete_json(
+        self,
+        system: str,
+        user: str,
+        *,
+        schema: dict | None = None,
+        max_tokens: int | None = None,
+    ) -> Answer:
+        """Ask for one JSON object — matching `schema` where the endpoint can constrain
+        its output to one — in at most `max_tokens` tokens (None: the endpoint's own
+        limit). Returns an Answer; raises LLMError on HTTP errors (after retries),
+        timeouts, an answer cut at the token limit and answers that are not one JSON
+        object."""
+        body = self._call(system, user, schema, max_tokens)
         text = self._text_of(body)
         model = str(body.get("model") or self.model)
         tokens_in, tokens_out = self._usage_of(body)
         cost = price(self.model, tokens_in, tokens_out)
+        if self._was_cut(body):
+            raise LLMError(
+                f"the answer was cut off at the token limit ({tokens_out} tokens); "
+                "an unfinished answer is not used",
+                model=model,
+                tokens_in=tokens_in,
+                tokens_out=tokens_out,
+                cost=cost,
+                raw=text,
+            )
         try:
             data = parse_json_object(text)
         except ValueError as exc:
@@ -160,10 +194,17 @@ class Provider(ABC):
             ) from None
         return Answer(data, model, tokens_in, tokens_out, cost, text)
 
+    def count_tokens(self, text: str) -> int:
+        """Tokens of `text` for this model: the upper estimate of memory.jobs.window unless a
+        subclass knows the server's tokenizer."""
+        return window.estimate_tokens(text)
+
     # --- HTTP --------------------------------------------------------------------------
 
     @abstractmethod
-    def _call(self, system: str, user: str) -> dict: ...
+    def _call(
+        self, system: str, user: str, schema: dict | None, max_tokens: int | None
+    ) -> dict: ...
 
     @abstractmethod
     def _text_of(self, body: dict) -> str: ...
@@ -171,11 +212,23 @@ class Provider(ABC):
     @abstractmethod
     def _usage_of(self, body: dict) -> tuple[int, int]: ...
 
-    def _post(self, url: str, payload: dict, headers: dict[str, str]) -> httpx.Response:
+    @abstractmethod
+    def _was_cut(self, body: dict) -> bool:
+        """True when the answer stopped at the token limit, not at its end."""
+
+    def _post(
+        self,
+        url: str,
+        payload: dict,
+        headers: dict[str, str],
+        refused: Callable[[httpx.Response], bool] | None = None,
+    ) -> httpx.Response:
         """POST with retries: 429, 5xx and connection errors are tried TRIES times with
         exponential backoff (MEMORY_LLM_RETRY_DELAY, doubled each time). Timeouts are not
-        retried — a slow model would multiply the wait. Any other 4xx is returned to the
-        caller, which decides (e.g. the JSON-mode fallback)."""
+        retried — a slow model would multiply the wait. Any other 4xx, and a response for
+        which `refused` is true (the endpoint refusing the request's shape, which asking
+        again would not change), is returned to the caller, which decides (e.g. the
+        response-format fallback)."""
         base_delay = float(getattr(settings, "MEMORY_LLM_RETRY_DELAY", 1.0))
         last_error = ""
         for attempt in range(TRIES):
@@ -191,6 +244,8 @@ class Provider(ABC):
                 last_error = f"cannot reach {url}: {exc.__class__.__name__}"
                 log.warning("model call failed (try %d/%d): %s", attempt + 1, TRIES, last_error)
                 continue
+            if refused is not None and refused(response):
+                return response
             if response.status_code == 429 or response.status_code >= 500:
                 last_error = f"HTTP {response.status_code} from {url}"
                 log.warning("model call failed (try %d/%d): %s", attempt + 1, TRIES, last_error)
@@ -199,6 +254,11 @@ class Provider(ABC):
         raise LLMError(f"{last_error} (after {TRIES} tries)", model=self.model)
 
     def _json_or_error(self, response: httpx.Response) -> dict:
+        if response.status_code >= 400 and _context_exceeded(response):
+            raise LLMError(
+                f"prompt too long for model (the endpoint says: {_error_text(response)})",
+                model=self.model,
+            )
         if response.status_code >= 400:
             raise LLMError(
                 f"HTTP {response.status_code} from the model endpoint: {response.text[:300]}",
@@ -213,33 +273,135 @@ class Provider(ABC):
         return body
 
 
+# How each OpenAI-compatible endpoint constrains an answer, most exact first:
+# - "json_schema": OpenAI's structured outputs, also llama.cpp's own server, vLLM, Ollama;
+# - "json_object_schema": {"type": "json_object", "schema": …}, llama-cpp-python's server
+#   (it compiles the schema to a grammar) — it refuses the first form;
+# - "json_object": plain JSON mode; None: no response_format (the prompt asks for JSON).
+FORMATS: tuple[str | None, ...] = ("json_schema", "json_object_schema", "json_object", None)
+# The first format each endpoint (base URL, model, with or without a schema) accepted, so
+# later calls do not ask again for what it refused. Per process.
+_accepted_format: dict[tuple[str, str, bool], int] = {}
+# Each endpoint's tokenizer: "llama-cpp-python", "llama.cpp" or "" (none, estimate).
+_tokenizer: dict[str, str] = {}
+
+
+def forget_endpoints() -> None:
+    """Forget which response format and tokenizer each endpoint accepted (tests start a
+    new server on a port an earlier one may have used)."""
+    _accepted_format.clear()
+    _tokenizer.clear()
+
+
+def _error_text(response: httpx.Response) -> str:
+    try:
+        body = response.json()
+    except ValueError:
+        return response.text[:300]
+    error = body.get("error") if isinstance(body, dict) else None
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        return error["message"][:300]
+    if isinstance(error, str):
+        return error[:300]
+    return response.text[:300]
+
+
+def _context_exceeded(response: httpx.Response) -> bool:
+    """The endpoint refused the prompt as longer than its context window (OpenAI and
+    llama-cpp-python say `context_length_exceeded`; llama.cpp `exceed_context_size`)."""
+    text = response.text
+    return "context_length_exceeded" in text or "exceed_context_size" in text
+
+
+def _refuses_format(response: httpx.Response) -> bool:
+    """The endpoint refused the response_format we asked for: a 400/422, or a 5xx whose
+    error names response_format (llama-cpp-python answers a request it cannot validate
+    with a 500). A prompt too long for the window is not such a refusal."""
+    if _context_exceeded(response):
+        return False
+    if response.status_code in (400, 422):
+        return True
+    return response.status_code >= 500 and "response_format" in response.text
+
+
 class OpenAIProvider(Provider):
-    """Any OpenAI-compatible endpoint: POST {base}/chat/completions, JSON mode asked for
-    and dropped once if the endpoint rejects it with a 400."""
+    """Any OpenAI-compatible endpoint: POST {base}/chat/completions. The answer is
+    constrained to the step's JSON schema in the first form the endpoint accepts
+    (FORMATS), down to no response_format at all."""
 
     name = "openai"
 
-    def _call(self, system: str, user: str) -> dict:
+    def _response_format(self, form: str | None, schema: dict | None) -> dict | None:
+        if form == "json_schema":
+            return {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema}}
+        if form == "json_object_schema":
+            return {"type": "json_object", "schema": schema}
+        if form == "json_object":
+            return {"type": "json_object"}
+        return None
+
+    def _call(self, system: str, user: str, schema: dict | None, max_tokens: int | None) -> dict:
         headers = {"Content-Type": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
-        payload = {
+        payload: dict = {
             "model": self.model,
             "messages": [
                 {"role": "system", "content": system},
                 {"role": "user", "content": user},
             ],
-            "response_format": {"type": "json_object"},
         }
+        if max_tokens is not None:
+            payload["max_tokens"] = max_tokens
         url = f"{self.base_url}/chat/completions"
-        response = self._post(url, payload, headers)
-        if response.status_code == 400:
-            # Some servers (older llama.cpp, some vLLM builds) refuse response_format;
-            # the prompt asks for JSON anyway.
-            log.info("endpoint refused JSON mode; asking again without it")
-            payload.pop("response_format")
-            response = self._post(url, payload, headers)
+        key = (self.base_url, self.model, schema is not None)
+        first = FORMATS.index("json_schema" if schema is not None else "json_object")
+        start = max(first, _accepted_format.get(key, first))
+        response = None
+        for index in range(start, len(FORMATS)):
+            response_format = self._response_format(FORMATS[index], schema)
+            if response_format is None:
+                payload.pop("response_format", None)
+            else:
+                payload["response_format"] = response_format
+            last = index == len(FORMATS) - 1
+            response = self._post(url, payload, headers, refused=None if last else _refuses_format)
+            if last or not _refuses_format(response):
+                if response.status_code < 400:
+                    _accepted_format[key] = index
+                break
+            log.info(
+                "endpoint refused response_format %s (HTTP %d); asking in the next form",
+                FORMATS[index],
+                response.status_code,
+            )
         return self._json_or_error(response)
+
+    def count_tokens(self, text: str) -> int:
+        """The server's own count where it has a tokenizer endpoint — llama-cpp-python's
+        POST /extras/tokenize/count, llama.cpp's POST /tokenize, beside /v1 — else the
+        upper estimate. Which one works is remembered per endpoint. An endpoint that
+        cannot be reached is tried as a call is (TRIES, with back-off), then LLMError."""
+        root = self.base_url[:-3] if self.base_url.endswith("/v1") else self.base_url
+        headers = {"Content-Type": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        kind = _tokenizer.get(self.base_url)
+        probes = {
+            "llama-cpp-python": (f"{root}/extras/tokenize/count", {"input": text}),
+            "llama.cpp": (f"{root}/tokenize", {"content": text}),
+        }
+        for name, (url, payload) in probes.items():
+            if kind is not None and kind != name:
+                continue
+            # Any answer is final (a 404 means no such tokenizer); only silence is retried.
+            response = self._post(url, payload, headers, refused=lambda response: True)
+            count = _token_count(response)
+            if count is not None:
+                _tokenizer[self.base_url] = name
+                return count
+        _tokenizer[self.base_url] = ""
+        return window.estimate_tokens(text)
 
     def _text_of(self, body: dict) -> str:
         try:
@@ -261,6 +423,27 @@ class OpenAIProvider(Provider):
         usage = body.get("usage") or {}
         return _int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens"))
 
+    def _was_cut(self, body: dict) -> bool:
+        try:
+            return body["choices"][0].get("finish_reason") == "length"
+        except (KeyError, IndexError, TypeError, AttributeError):
+            return False
+
+
+def _token_count(response: httpx.Response) -> int | None:
+    """The count in a tokenizer endpoint's answer ({"count": n} or {"tokens": [...]})."""
+    if response.status_code != 200:
+        return None
+    try:
+        body = response.json()
+    except ValueError:
+        return None
+    if isinstance(body, dict) and isinstance(body.get("count"), int):
+        return body["count"]
+    if isinstance(body, dict) and isinstance(body.get("tokens"), list):
+        return len(body["tokens"])
+    return None
+
 
 class AnthropicProvider(Provider):
     """Anthropic's messages API: POST {base}/v1/messages (or {base}/messages when the base
@@ -268,15 +451,17 @@ class AnthropicProvider(Provider):
 
     name = "anthropic"
 
-    def _call(self, system: str, user: str) -> dict:
+    def _call(self, system: str, user: str, schema: dict | None, max_tokens: int | None) -> dict:
         headers = {
             "Content-Type": "application/json",
             "x-api-key": self.api_key,
             "anthropic-version": ANTHROPIC_VERSION,
         }
+        if max_tokens is None:
+            max_tokens = int(getattr(settings, "MEMORY_LLM_MAX_TOKENS", 8192))
         payload = {
             "model": self.model,
-            "max_tokens": int(getattr(settings, "MEMORY_LLM_MAX_TOKENS", 8192)),
+            "max_tokens": max_tokens,
             "system": system,
             "messages": [{"role": "user", "content": user}],
         }
@@ -297,6 +482,9 @@ class AnthropicProvider(Provider):
     def _usage_of(self, body: dict) -> tuple[int, int]:
         usage = body.get("usage") or {}
         return _int(usage.get("input_tokens")), _int(usage.get("output_tokens"))
+
+    def _was_cut(self, body: dict) -> bool:
+        return body.get("stop_reason") == "max_tokens"
 
 
 def _int(value: object) -> int:

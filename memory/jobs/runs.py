@@ -370,11 +370,14 @@ def ask_for_run(
     parse: Callable[[dict], T],
     *,
     keep_alive: Iterable[Run] = (),
+    schema: dict | None = None,
+    max_tokens: int | None = None,
 ) -> tuple[T | None, str]:
     """Ask the model on behalf of the running `run`: heartbeat it (and the runs in
     `keep_alive`, e.g. a consolidation waiting on its fact review) before and after the
     call, which may take minutes; record the usage — of a failed call too — on the run;
-    check the answer with `parse`, which raises BadAnswer for a wrong shape.
+    check the answer with `parse`, which raises BadAnswer for a wrong shape. `schema`
+    (the step's §13.1 JSON schema) and `max_tokens` go to `Provider.complete_json`.
     Returns (parsed answer, "") or (None, why the run fails) — never raises LLMError or
     BadAnswer. An answer that is not one JSON object is "answered badly", like a wrong
     shape; an HTTP error or a timeout is "the model call failed"."""
@@ -382,7 +385,7 @@ def ask_for_run(
     for each in alive:
         heartbeat(each)
     try:
-        answer = provider.complete_json(system, user)
+        answer = provider.complete_json(system, user, schema=schema, max_tokens=max_tokens)
     except LLMError as exc:
         record_usage(run, exc)
         if exc.raw:

@@ -8,6 +8,7 @@ import pytest
 
 from memory import clock, context, notes
 from memory.models import NoteCursor
+from tests.helpers import write_by_hand
 
 
 @pytest.fixture
@@ -16,19 +17,15 @@ def days(master):
     return today.isoformat(), (today - dt.timedelta(days=1)).isoformat()
 
 
-def _write(workspace, rel, text):
-    path = workspace / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-
-
 # --- §4.1 system prompt ----------------------------------------------------------------
 
 
 def test_it_renders_the_sections_in_order(master, workspace):
-    _write(workspace, "MEMORY.md", "- Owner: Minh\n")
-    _write(workspace, "users/owner/facts/INDEX.md", "- [pho](pho.md) (preference) — phở bò\n")
-    _write(workspace, "users/owner/USER.md", "Tôi là Minh.\n")
+    write_by_hand(workspace / "MEMORY.md", "- Owner: Minh\n")
+    write_by_hand(
+        workspace / "users/owner/facts/INDEX.md", "- [pho](pho.md) (preference) — phở bò\n"
+    )
+    write_by_hand(workspace / "users/owner/USER.md", "Tôi là Minh.\n")
     assert context.system_prompt(master) == (
         "## USER.md\nTôi là Minh.\n\n"
         "## INDEX.md\n- [pho](pho.md) (preference) — phở bò\n\n"
@@ -38,16 +35,16 @@ def test_it_renders_the_sections_in_order(master, workspace):
 
 def test_it_skips_missing_files(master, helper_agent, workspace):
     assert context.system_prompt(master) == ""
-    _write(workspace, "MEMORY.md", "master only\n")
-    _write(workspace, "agents/helper/MEMORY.md", "helper only\n")
+    write_by_hand(workspace / "MEMORY.md", "master only\n")
+    write_by_hand(workspace / "agents/helper/MEMORY.md", "helper only\n")
     assert context.system_prompt(master) == "## MEMORY.md\nmaster only"
     assert context.system_prompt(helper_agent) == "## MEMORY.md\nhelper only"
 
 
 def test_it_caps_each_section(master, workspace):
-    _write(workspace, "users/owner/USER.md", "u" * 5000)
-    _write(workspace, "users/owner/facts/INDEX.md", "i" * 4000)
-    _write(workspace, "MEMORY.md", "m" * 30000)
+    write_by_hand(workspace / "users/owner/USER.md", "u" * 5000)
+    write_by_hand(workspace / "users/owner/facts/INDEX.md", "i" * 4000)
+    write_by_hand(workspace / "MEMORY.md", "m" * 30000)
     user, index, memory = context.system_prompt(master).split("\n\n")
     assert user == "## USER.md\n" + "u" * 3999 + "…"
     assert index == "## INDEX.md\n" + "i" * 4000
@@ -61,9 +58,9 @@ def test_it_caps_each_section(master, workspace):
 
 def test_it_walks_the_cursor_sequence(master, workspace, days):
     today, yesterday = days
-    _write(workspace, f"memory/{yesterday}.md", f"# {yesterday}\n\n- 21:00 hôm qua\n")
-    _write(workspace, f"memory/{today}.md", f"# {today}\n\n- 07:00 sáng\n")
-    _write(workspace, f"memory/{today}-1030.md", "suffixed: never shown\n")
+    write_by_hand(workspace / f"memory/{yesterday}.md", f"# {yesterday}\n\n- 21:00 hôm qua\n")
+    write_by_hand(workspace / f"memory/{today}.md", f"# {today}\n\n- 07:00 sáng\n")
+    write_by_hand(workspace / f"memory/{today}-1030.md", "suffixed: never shown\n")
 
     # First turn: both plain notes whole, yesterday first.
     assert context.pre_turn_block(master, "conv-1") == (
@@ -112,7 +109,7 @@ def test_it_shows_a_note_created_after_the_first_turn_whole(master, workspace, d
 
 def test_it_counts_bytes_not_characters(master, workspace, days):
     today, _ = days
-    _write(workspace, f"memory/{today}.md", "- 07:00 Đức ăn phở\n")
+    write_by_hand(workspace / f"memory/{today}.md", "- 07:00 Đức ăn phở\n")
     context.pre_turn_block(master, "c")
     with open(workspace / f"memory/{today}.md", "a", encoding="utf-8") as handle:
         handle.write("- 08:00 bún chả\n")
@@ -123,7 +120,7 @@ def test_it_counts_bytes_not_characters(master, workspace, days):
 
 def test_the_preview_writes_no_cursor(master, workspace, days):
     today, _ = days
-    _write(workspace, f"memory/{today}.md", "- 07:00 a\n")
+    write_by_hand(workspace / f"memory/{today}.md", "- 07:00 a\n")
     expected = f"## memory/{today}.md\n- 07:00 a"
     assert context.preview_pre_turn(master) == expected
     assert context.pre_turn_block(master, "c", advance=False) == expected
@@ -134,7 +131,7 @@ def test_the_preview_writes_no_cursor(master, workspace, days):
 
 def test_it_keeps_agents_apart(master, helper_agent, workspace, days):
     today, _ = days
-    _write(workspace, f"agents/helper/memory/{today}.md", "- helper's\n")
+    write_by_hand(workspace / f"agents/helper/memory/{today}.md", "- helper's\n")
     assert context.pre_turn_block(master, "c") == ""
     assert context.pre_turn_block(helper_agent, "c") == f"## memory/{today}.md\n- helper's"
 
@@ -144,9 +141,9 @@ def test_it_keeps_agents_apart(master, helper_agent, workspace, days):
 
 def test_a_group_chat_gets_no_private_memory(master, workspace, days):
     today, _ = days
-    _write(workspace, "MEMORY.md", "private\n")
-    _write(workspace, "users/owner/USER.md", "private\n")
-    _write(workspace, f"memory/{today}.md", "private\n")
+    write_by_hand(workspace / "MEMORY.md", "private\n")
+    write_by_hand(workspace / "users/owner/USER.md", "private\n")
+    write_by_hand(workspace / f"memory/{today}.md", "private\n")
     assert context.build_context(master, "group-1", "group") == {"system": "", "pre_turn": ""}
     assert NoteCursor.objects.count() == 0
     direct = context.build_context(master, "dm-1", "direct")

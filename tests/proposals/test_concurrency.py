@@ -7,16 +7,14 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-import httpx
 import pytest
-from django.contrib.auth import get_user_model
 from django.db import connection
 
 from memory import facts
 from memory import workspace as ws
-from memory.models import ApiToken
 from proposals import actions
 from proposals.models import Proposal
+from tests.helpers import all_at_once
 from tests.processes import run_together
 from tests.proposals import counting_kind
 from tests.proposals.helpers import FACT, fact_proposal
@@ -26,44 +24,15 @@ PROCESSES = 4
 THREADS_PER_PROCESS = 4
 
 
-@pytest.fixture
-def owner_key(transactional_db, workspace):
-    user = get_user_model().objects.create_superuser("alice", "a@example.com", "pw-alice-123")
-    _, key = ApiToken.issue(user=user)
-    return key
-
-
-def _post_all_at_once(url: str, key: str, bodies: list[dict]) -> list[httpx.Response]:
-    barrier = threading.Barrier(len(bodies))
-    responses: list[httpx.Response | BaseException] = [None] * len(bodies)  # type: ignore[list-item]
-
-    def post(index: int) -> None:
-        with httpx.Client(timeout=60) as client:
-            barrier.wait()
-            try:
-                responses[index] = client.post(
-                    url, json=bodies[index], headers={"Authorization": f"Token {key}"}
-                )
-            except BaseException as exc:  # surfaced below
-                responses[index] = exc
-
-    threads = [threading.Thread(target=post, args=(i,)) for i in range(len(bodies))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    for response in responses:
-        if isinstance(response, BaseException):
-            raise response
-    return responses  # type: ignore[return-value]
-
-
 @pytest.mark.django_db(transaction=True)
-def test_it_applies_once_under_many_concurrent_http_approvals(live_server, owner_key):
+def test_it_applies_once_under_many_concurrent_http_approvals(live_server, live_owner_key):
     proposal = fact_proposal()
     url = f"{live_server.url}/api/memory/proposals/{proposal.pk}"
+    auth = {"Authorization": f"Token {live_owner_key}"}
 
-    responses = _post_all_at_once(url, owner_key, [{"approve": True}] * HTTP_REQUESTS)
+    responses = all_at_once(
+        [lambda c: c.post(url, json={"approve": True}, headers=auth)] * HTTP_REQUESTS
+    )
 
     codes = sorted(response.status_code for response in responses)
     assert codes == [200] + [409] * (HTTP_REQUESTS - 1), [r.text for r in responses]
@@ -76,12 +45,15 @@ def test_it_applies_once_under_many_concurrent_http_approvals(live_server, owner
 
 
 @pytest.mark.django_db(transaction=True)
-def test_it_decides_once_when_approvals_and_rejections_race(live_server, owner_key):
+def test_it_decides_once_when_approvals_and_rejections_race(live_server, live_owner_key):
     proposal = fact_proposal()
     url = f"{live_server.url}/api/memory/proposals/{proposal.pk}"
+    auth = {"Authorization": f"Token {live_owner_key}"}
     bodies = [{"approve": index % 2 == 0} for index in range(HTTP_REQUESTS)]
 
-    responses = _post_all_at_once(url, owner_key, bodies)
+    responses = all_at_once(
+        [lambda c, body=body: c.post(url, json=body, headers=auth) for body in bodies]
+    )
 
     winners = [r for r in responses if r.status_code == 200]
     assert len(winners) == 1

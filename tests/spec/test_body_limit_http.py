@@ -5,19 +5,6 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from django.contrib.auth import get_user_model
-
-from memory.models import ApiToken
-
-
-@pytest.fixture
-def owner_key(transactional_db, workspace):
-    from memory.agents import default_agent, ensure_agent_dirs
-
-    ensure_agent_dirs(default_agent())
-    user = get_user_model().objects.create_superuser("alice", "a@example.com", "pw-alice-123")
-    _, key = ApiToken.issue(user=user)
-    return key
 
 
 @pytest.mark.parametrize(
@@ -31,14 +18,17 @@ def owner_key(transactional_db, workspace):
         ("PUT", "/api/agents/master/script-store/schedule/s/k"),
     ],
 )
-def test_it_answers_413_over_http(live_server, owner_key, workspace, settings, method, path):
+def test_it_answers_413_over_http(live_server, live_owner_key, workspace, settings, method, path):
     big = b'{"body": "' + b"x" * (settings.MEMORY_MAX_BODY_BYTES + 1) + b'"}'
     with httpx.Client(timeout=60) as client:
         response = client.request(
             method,
             f"{live_server.url}{path}",
             content=big,
-            headers={"Authorization": f"Token {owner_key}", "Content-Type": "application/json"},
+            headers={
+                "Authorization": f"Token {live_owner_key}",
+                "Content-Type": "application/json",
+            },
         )
     assert response.status_code == 413
     memory_md = workspace / "MEMORY.md"  # absent, or empty as the agent's creation left it

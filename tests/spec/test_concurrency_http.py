@@ -4,55 +4,20 @@ memory_save calls lose nothing; concurrent fact writes keep INDEX.md whole."""
 from __future__ import annotations
 
 import datetime as dt
-import threading
 from zoneinfo import ZoneInfo
 
 import httpx
 import pytest
-from django.contrib.auth import get_user_model
 
-from memory.models import ApiToken
+from tests.helpers import all_at_once
 
 # The live server's listen backlog is small (socketserver's request_queue_size): more
 # simultaneous connects than that are reset by the kernel, which would test the harness.
 THREADS = 8
 
 
-@pytest.fixture
-def owner_key(transactional_db, workspace):
-    from memory.agents import default_agent, ensure_agent_dirs
-
-    ensure_agent_dirs(default_agent())
-    user = get_user_model().objects.create_superuser("alice", "a@example.com", "pw-alice-123")
-    _, key = ApiToken.issue(user=user)
-    return key
-
-
-def _all_at_once(calls) -> list[httpx.Response]:
-    barrier = threading.Barrier(len(calls))
-    out: list = [None] * len(calls)
-
-    def run(i):
-        with httpx.Client(timeout=60) as client:
-            barrier.wait()
-            try:
-                out[i] = calls[i](client)
-            except BaseException as exc:  # surfaced below
-                out[i] = exc
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    for r in out:
-        if isinstance(r, BaseException):
-            raise r
-    return out
-
-
-def test_it_undoes_once_under_concurrent_http_requests(live_server, owner_key, workspace):
-    headers = {"Authorization": f"Token {owner_key}"}
+def test_it_undoes_once_under_concurrent_http_requests(live_server, live_owner_key, workspace):
+    headers = {"Authorization": f"Token {live_owner_key}"}
     base = live_server.url
     with httpx.Client(timeout=60, headers=headers) as client:
         assert client.put(
@@ -76,22 +41,22 @@ def test_it_undoes_once_under_concurrent_http_requests(live_server, owner_key, w
             == 200
         )
     url = f"{base}/api/memory/proposals/{proposal['id']}/undo"
-    answers = _all_at_once([lambda c: c.post(url, headers=headers)] * THREADS)
+    answers = all_at_once([lambda c: c.post(url, headers=headers)] * THREADS)
     codes = sorted(r.status_code for r in answers)
     assert codes == [200] + [409] * (THREADS - 1), codes
     assert (workspace / "users/owner/facts/tea.md").read_bytes() == original
 
 
 def test_it_loses_no_memory_save_line_under_concurrent_http_calls(
-    live_server, owner_key, workspace, settings
+    live_server, live_owner_key, workspace, settings
 ):
-    headers = {"Authorization": f"Token {owner_key}"}
+    headers = {"Authorization": f"Token {live_owner_key}"}
     url = f"{live_server.url}/api/agents/master/tools/memory_save"
     calls = [
         (lambda i: (lambda c: c.post(url, json={"text": f"entry {i}"}, headers=headers)))(i)
         for i in range(THREADS * 2)
     ]
-    answers = _all_at_once(calls[:THREADS]) + _all_at_once(calls[THREADS:])
+    answers = all_at_once(calls[:THREADS]) + all_at_once(calls[THREADS:])
     assert all(r.status_code == 200 for r in answers), [r.status_code for r in answers]
     today = dt.datetime.now(ZoneInfo(settings.MEMORY_TIME_ZONE)).date()
     text = (workspace / f"memory/{today}.md").read_text(encoding="utf-8")
@@ -101,8 +66,10 @@ def test_it_loses_no_memory_save_line_under_concurrent_http_calls(
     ) == list(range(THREADS * 2))
 
 
-def test_it_keeps_index_md_whole_under_concurrent_fact_writes(live_server, owner_key, workspace):
-    headers = {"Authorization": f"Token {owner_key}"}
+def test_it_keeps_index_md_whole_under_concurrent_fact_writes(
+    live_server, live_owner_key, workspace
+):
+    headers = {"Authorization": f"Token {live_owner_key}"}
     base = live_server.url
     calls = [
         (
@@ -116,7 +83,7 @@ def test_it_keeps_index_md_whole_under_concurrent_fact_writes(live_server, owner
         )(i)
         for i in range(THREADS)
     ]
-    answers = _all_at_once(calls)
+    answers = all_at_once(calls)
     assert all(r.status_code in (200, 201) for r in answers), [r.status_code for r in answers]
     index = (workspace / "users/owner/facts/INDEX.md").read_text(encoding="utf-8")
     lines = [line for line in index.splitlines() if line.startswith("- ")]

@@ -7,6 +7,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from tests.helpers import write_by_hand
+
 
 def _context(client, conversation=None, chat=None, agent="master"):
     params = {}
@@ -23,11 +25,6 @@ def _today(settings) -> dt.date:
     return dt.datetime.now(ZoneInfo(settings.MEMORY_TIME_ZONE)).date()
 
 
-def _write(path, text):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-
-
 def _save(client, text):
     response = client.post(
         "/api/agents/master/tools/memory_save", data={"text": text}, format="json"
@@ -39,8 +36,8 @@ def _save(client, text):
 
 
 def test_it_renders_the_three_sections_in_order_with_their_text(owner_client, master, workspace):
-    _write(workspace / "users/owner/USER.md", "I am Lan.\n")
-    _write(workspace / "MEMORY.md", "Durable truth.\n")
+    write_by_hand(workspace / "users/owner/USER.md", "I am Lan.\n")
+    write_by_hand(workspace / "MEMORY.md", "Durable truth.\n")
     owner_client.put(
         "/api/memory/user/facts/coffee",
         data={"description": "likes coffee", "type": "preference", "body": "b"},
@@ -56,7 +53,7 @@ def test_it_renders_the_three_sections_in_order_with_their_text(owner_client, ma
 
 
 def test_it_skips_a_missing_file_section(owner_client, master, workspace):
-    _write(workspace / "MEMORY.md", "Only memory.\n")
+    write_by_hand(workspace / "MEMORY.md", "Only memory.\n")
     system = _context(owner_client, "c1")["system"]
     assert "## USER.md" not in system and "## INDEX.md" not in system
     assert system.startswith("## MEMORY.md\nOnly memory.")
@@ -70,7 +67,7 @@ def test_it_caps_a_section_and_ends_it_with_an_ellipsis(
     owner_client, master, workspace, rel, title, cap
 ):
     text = "".join(f"{i:06d} abcdefghij\n" for i in range(cap // 10))
-    _write(workspace / rel, text)
+    write_by_hand(workspace / rel, text)
     system = _context(owner_client, "c1")["system"]
     start = system.index(f"## {title}\n") + len(f"## {title}\n")
     rest = system[start:]
@@ -85,7 +82,7 @@ def test_it_caps_a_section_and_ends_it_with_an_ellipsis(
 
 def test_it_does_not_cut_a_section_at_exactly_the_cap(owner_client, master, workspace):
     text = "x" * 4000
-    _write(workspace / "users/owner/USER.md", text)
+    write_by_hand(workspace / "users/owner/USER.md", text)
     system = _context(owner_client, "c1")["system"]
     assert f"## USER.md\n{text}" in system
     assert "…" not in system
@@ -112,7 +109,9 @@ def test_it_follows_the_cursor_sequence_across_two_conversations(
 ):
     today = _today(settings)
     yesterday = today - dt.timedelta(days=1)
-    _write(workspace / f"memory/{yesterday}.md", f"# {yesterday}\n\n- 09:00 yesterday line\n")
+    write_by_hand(
+        workspace / f"memory/{yesterday}.md", f"# {yesterday}\n\n- 09:00 yesterday line\n"
+    )
     _save(owner_client, "first today")
 
     first = _context(owner_client, "conv-a")["pre_turn"]
@@ -132,7 +131,7 @@ def test_it_follows_the_cursor_sequence_across_two_conversations(
     assert "yesterday line" in other and "first today" in other and "second today" in other
 
     # A rewrite (what was shown is no longer a prefix) shows the whole new version.
-    _write(workspace / f"memory/{today}.md", f"# {today}\n\n- 10:00 rewritten\n")
+    write_by_hand(workspace / f"memory/{today}.md", f"# {today}\n\n- 10:00 rewritten\n")
     rewritten = _context(owner_client, "conv-a")["pre_turn"]
     assert "rewritten" in rewritten and f"# {today}" in rewritten
     assert _context(owner_client, "conv-a")["pre_turn"] == ""
@@ -142,9 +141,9 @@ def test_it_never_puts_suffixed_or_older_notes_in_the_block(
     owner_client, master, workspace, settings
 ):
     today = _today(settings)
-    _write(workspace / f"memory/{today}-1030.md", "suffixed today\n")
-    _write(workspace / f"memory/{today - dt.timedelta(days=2)}.md", "two days ago\n")
-    _write(workspace / "memory/facebook-books.md", "hand kept\n")
+    write_by_hand(workspace / f"memory/{today}-1030.md", "suffixed today\n")
+    write_by_hand(workspace / f"memory/{today - dt.timedelta(days=2)}.md", "two days ago\n")
+    write_by_hand(workspace / "memory/facebook-books.md", "hand kept\n")
     assert _context(owner_client, "c1")["pre_turn"] == ""
 
 
@@ -171,7 +170,7 @@ def test_it_takes_today_in_memory_time_zone(owner_client, master, workspace, set
         local_today - dt.timedelta(days=2),
         local_today + dt.timedelta(days=1),
     ):
-        _write(workspace / f"memory/{day}.md", f"note of {day}\n")
+        write_by_hand(workspace / f"memory/{day}.md", f"note of {day}\n")
     block = _context(owner_client, "tz")["pre_turn"]
     assert f"note of {local_today}" in block
     assert f"note of {local_today - dt.timedelta(days=1)}" in block
@@ -193,8 +192,8 @@ def test_it_keeps_the_cursor_in_the_database(owner_client, master, workspace, se
 
 
 def test_it_gives_a_group_chat_no_private_memory(owner_client, master, workspace, settings):
-    _write(workspace / "users/owner/USER.md", "private user\n")
-    _write(workspace / "MEMORY.md", "private memory\n")
+    write_by_hand(workspace / "users/owner/USER.md", "private user\n")
+    write_by_hand(workspace / "MEMORY.md", "private memory\n")
     _save(owner_client, "private note")
     context = _context(owner_client, "g1", chat="group")
     for secret in ("private user", "private memory", "private note", "INDEX.md"):
@@ -204,5 +203,5 @@ def test_it_gives_a_group_chat_no_private_memory(owner_client, master, workspace
 
 
 def test_it_treats_a_conversation_without_chat_as_private(owner_client, master, workspace):
-    _write(workspace / "MEMORY.md", "private memory\n")
+    write_by_hand(workspace / "MEMORY.md", "private memory\n")
     assert "private memory" in _context(owner_client, "d1")["system"]

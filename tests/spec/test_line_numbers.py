@@ -5,11 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-
-def _tool(client, tool, **arguments):
-    response = client.post(f"/api/agents/master/tools/{tool}", data=arguments, format="json")
-    assert response.status_code == 200, response.content
-    return response.json()["result"]
+from tests.helpers import tool_text
 
 
 @pytest.mark.parametrize(
@@ -23,9 +19,9 @@ def test_it_reads_with_memory_get_the_line_memory_search_shows(
     (workspace / "memory/2026-01-01.md").write_text(
         f"alpha{separator}beta\nsecond line\nxi target here\n", encoding="utf-8"
     )
-    hit = _tool(owner_client, "memory_search", query="target")
+    hit = tool_text(owner_client, "memory_search", query="target")
     assert hit == "[memory/2026-01-01.md:3] xi target here"
-    got = _tool(owner_client, "memory_get", path="memory/2026-01-01.md", from_line=3, lines=1)
+    got = tool_text(owner_client, "memory_get", path="memory/2026-01-01.md", from_line=3, lines=1)
     assert got.splitlines()[0] == "xi target here"
 
 
@@ -34,7 +30,7 @@ def test_it_folds_unicode_line_breaks_in_memory_save(owner_client, master, works
     from zoneinfo import ZoneInfo
 
     today = dt.datetime.now(ZoneInfo(settings.MEMORY_TIME_ZONE)).date()
-    _tool(owner_client, "memory_save", text="one\u2028two\u2029three\x85four")
+    tool_text(owner_client, "memory_save", text="one\u2028two\u2029three\x85four")
     text = (workspace / f"memory/{today}.md").read_text(encoding="utf-8")
     line = text.rstrip("\n").split("\n")[-1]
     assert line.endswith("one two three four")

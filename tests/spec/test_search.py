@@ -3,17 +3,11 @@ REST search across scopes."""
 
 from __future__ import annotations
 
-import os
 import re
 
 import pytest
 
-
-def _write(path, text, mtime=None):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    if mtime is not None:
-        os.utime(path, (mtime, mtime))
+from tests.helpers import write_by_hand
 
 
 def _search(client, query, agent="master"):
@@ -46,12 +40,12 @@ def _api(client, **params):
     ],
 )
 def test_it_folds_marks_and_d_stroke(owner_client, master, workspace, query, text):
-    _write(workspace / "memory/2026-01-01.md", f"# 2026-01-01\n{text}\n")
+    write_by_hand(workspace / "memory/2026-01-01.md", f"# 2026-01-01\n{text}\n")
     assert _search(owner_client, query) == [f"[memory/2026-01-01.md:2] {text}"]
 
 
 def test_it_matches_short_words_only_whole(owner_client, master, workspace):
-    _write(workspace / "memory/2026-01-01.md", "đọc sách\nread the docs\nmột ô\nhello doc\n")
+    write_by_hand(workspace / "memory/2026-01-01.md", "đọc sách\nread the docs\nmột ô\nhello doc\n")
     hits = _search(owner_client, "doc")
     assert hits == [
         "[memory/2026-01-01.md:4] hello doc",
@@ -63,20 +57,20 @@ def test_it_matches_short_words_only_whole(owner_client, master, workspace):
 
 
 def test_it_matches_long_words_anywhere(owner_client, master, workspace):
-    _write(workspace / "memory/2026-01-01.md", "the sachs family\nsee docstring\n")
+    write_by_hand(workspace / "memory/2026-01-01.md", "the sachs family\nsee docstring\n")
     assert _search(owner_client, "sach") == ["[memory/2026-01-01.md:1] the sachs family"]
     assert _search(owner_client, "docs") == ["[memory/2026-01-01.md:2] see docstring"]
 
 
 def test_it_drops_partial_matches_when_an_entry_has_every_word(owner_client, master, workspace):
-    _write(workspace / "memory/2026-01-01.md", "alpha only\nalpha and bravo\nbravo only\n")
+    write_by_hand(workspace / "memory/2026-01-01.md", "alpha only\nalpha and bravo\nbravo only\n")
     assert _search(owner_client, "alpha bravo") == ["[memory/2026-01-01.md:2] alpha and bravo"]
 
 
 def test_it_shows_partial_matches_best_first_when_none_has_every_word(
     owner_client, master, workspace
 ):
-    _write(workspace / "memory/2026-01-01.md", "alpha x\nalpha bravo y\ncharlie z\n")
+    write_by_hand(workspace / "memory/2026-01-01.md", "alpha x\nalpha bravo y\ncharlie z\n")
     hits = _search(owner_client, "alpha bravo charlie")
     assert hits[0] == "[memory/2026-01-01.md:2] alpha bravo y"
     assert set(hits[1:]) == {
@@ -89,10 +83,12 @@ def test_it_shows_partial_matches_best_first_when_none_has_every_word(
 def test_it_ranks_newer_files_first_then_path_descending_then_line_order(
     owner_client, master, workspace
 ):
-    _write(workspace / "memory/2026-01-01.md", "zeta old\n", mtime=1_700_000_000)
-    _write(workspace / "memory/2026-01-02.md", "zeta new one\nzeta new two\n", mtime=1_700_100_000)
-    _write(workspace / "memory/a-same.md", "zeta same a\n", mtime=1_690_000_000)
-    _write(workspace / "memory/b-same.md", "zeta same b\n", mtime=1_690_000_000)
+    write_by_hand(workspace / "memory/2026-01-01.md", "zeta old\n", mtime=1_700_000_000)
+    write_by_hand(
+        workspace / "memory/2026-01-02.md", "zeta new one\nzeta new two\n", mtime=1_700_100_000
+    )
+    write_by_hand(workspace / "memory/a-same.md", "zeta same a\n", mtime=1_690_000_000)
+    write_by_hand(workspace / "memory/b-same.md", "zeta same b\n", mtime=1_690_000_000)
     assert _search(owner_client, "zeta") == [
         "[memory/2026-01-02.md:1] zeta new one",
         "[memory/2026-01-02.md:2] zeta new two",
@@ -103,7 +99,7 @@ def test_it_ranks_newer_files_first_then_path_descending_then_line_order(
 
 
 def test_it_returns_at_most_12_results(owner_client, master, workspace):
-    _write(workspace / "memory/2026-01-01.md", "".join(f"omega {i}\n" for i in range(40)))
+    write_by_hand(workspace / "memory/2026-01-01.md", "".join(f"omega {i}\n" for i in range(40)))
     hits = _search(owner_client, "omega")
     assert len(hits) == 12
     assert hits[0] == "[memory/2026-01-01.md:1] omega 0"
@@ -111,7 +107,7 @@ def test_it_returns_at_most_12_results(owner_client, master, workspace):
 
 def test_it_cuts_result_text_at_700_characters_with_an_ellipsis(owner_client, master, workspace):
     line = "kappa " + "y" * 1000
-    _write(workspace / "memory/2026-01-01.md", line + "\n")
+    write_by_hand(workspace / "memory/2026-01-01.md", line + "\n")
     (hit,) = _search(owner_client, "kappa")
     text = hit.split("] ", 1)[1]
     assert text.endswith("…")
@@ -121,7 +117,7 @@ def test_it_cuts_result_text_at_700_characters_with_an_ellipsis(owner_client, ma
 
 def test_it_does_not_cut_a_700_character_line(owner_client, master, workspace):
     line = "kappa " + "y" * 694
-    _write(workspace / "memory/2026-01-01.md", line + "\n")
+    write_by_hand(workspace / "memory/2026-01-01.md", line + "\n")
     assert _search(owner_client, "kappa") == [f"[memory/2026-01-01.md:1] {line}"]
 
 
@@ -139,12 +135,12 @@ def test_it_returns_a_fact_as_one_entry_with_description_and_body(owner_client, 
 def test_it_searches_memory_md_suffixed_hand_kept_and_wiki_files_but_not_other_agents(
     owner_client, master, helper_agent, workspace
 ):
-    _write(workspace / "MEMORY.md", "lambda in memory\n")
-    _write(workspace / "memory/2026-01-01-1030.md", "lambda suffixed\n")
-    _write(workspace / "memory/facebook-books.md", "lambda books\n")
-    _write(workspace / "memory/wiki/entities/x.md", "---\ntitle: X\n---\nlambda wiki\n")
-    _write(workspace / "agents/helper/memory/2026-01-01.md", "lambda helper\n")
-    _write(workspace / "users/owner/USER.md", "lambda user\n")
+    write_by_hand(workspace / "MEMORY.md", "lambda in memory\n")
+    write_by_hand(workspace / "memory/2026-01-01-1030.md", "lambda suffixed\n")
+    write_by_hand(workspace / "memory/facebook-books.md", "lambda books\n")
+    write_by_hand(workspace / "memory/wiki/entities/x.md", "---\ntitle: X\n---\nlambda wiki\n")
+    write_by_hand(workspace / "agents/helper/memory/2026-01-01.md", "lambda helper\n")
+    write_by_hand(workspace / "users/owner/USER.md", "lambda user\n")
     text = "\n".join(_search(owner_client, "lambda"))
     for expected in ("lambda in memory", "lambda suffixed", "lambda books", "lambda wiki"):
         assert expected in text
@@ -158,8 +154,8 @@ def test_it_searches_memory_md_suffixed_hand_kept_and_wiki_files_but_not_other_a
 def test_it_labels_every_api_result_with_scope_path_line_text_score(
     owner_client, master, helper_agent, workspace
 ):
-    _write(workspace / "memory/2026-01-01.md", "sigma master\n")
-    _write(workspace / "agents/helper/memory/2026-01-01.md", "sigma helper\n")
+    write_by_hand(workspace / "memory/2026-01-01.md", "sigma master\n")
+    write_by_hand(workspace / "agents/helper/memory/2026-01-01.md", "sigma helper\n")
     owner_client.put(
         "/api/memory/user/facts/sig",
         data={"description": "sigma fact", "type": "profile", "body": ""},
@@ -176,8 +172,8 @@ def test_it_labels_every_api_result_with_scope_path_line_text_score(
 
 
 def test_it_interleaves_agents_by_rank(owner_client, master, helper_agent, workspace):
-    _write(workspace / "memory/2026-01-01.md", "".join(f"tau m{i}\n" for i in range(5)))
-    _write(
+    write_by_hand(workspace / "memory/2026-01-01.md", "".join(f"tau m{i}\n" for i in range(5)))
+    write_by_hand(
         workspace / "agents/helper/memory/2026-01-01.md", "".join(f"tau h{i}\n" for i in range(5))
     )
     results = _api(owner_client, q="tau")
@@ -186,7 +182,7 @@ def test_it_interleaves_agents_by_rank(owner_client, master, helper_agent, works
 
 
 def test_it_defaults_the_api_limit_to_12_and_caps_it_at_100(owner_client, master, workspace):
-    _write(workspace / "memory/2026-01-01.md", "".join(f"rho {i}\n" for i in range(150)))
+    write_by_hand(workspace / "memory/2026-01-01.md", "".join(f"rho {i}\n" for i in range(150)))
     assert len(_api(owner_client, q="rho")) == 12
     assert len(_api(owner_client, q="rho", limit=100)) == 100
     response = owner_client.get("/api/memory/search", {"q": "rho", "limit": 101})
@@ -195,16 +191,16 @@ def test_it_defaults_the_api_limit_to_12_and_caps_it_at_100(owner_client, master
 
 def test_it_reflects_a_hand_edit_in_the_next_query(owner_client, master, workspace):
     path = workspace / "memory/2026-01-01.md"
-    _write(path, "phi one\n", mtime=1_700_000_000)
+    write_by_hand(path, "phi one\n", mtime=1_700_000_000)
     assert _search(owner_client, "phi") == ["[memory/2026-01-01.md:1] phi one"]
-    _write(path, "phi two\n", mtime=1_700_000_000)  # same mtime, different size
+    write_by_hand(path, "phi two\n", mtime=1_700_000_000)  # same mtime, different size
     assert _search(owner_client, "phi") == ["[memory/2026-01-01.md:1] phi two"]
-    _write(path, "phi six\n", mtime=1_700_000_000)  # same mtime, same size
+    write_by_hand(path, "phi six\n", mtime=1_700_000_000)  # same mtime, same size
     assert _search(owner_client, "phi") == ["[memory/2026-01-01.md:1] phi six"]
 
 
 def test_it_gives_no_match_an_empty_result(owner_client, master, workspace):
-    _write(workspace / "memory/2026-01-01.md", "nothing here\n")
+    write_by_hand(workspace / "memory/2026-01-01.md", "nothing here\n")
     assert _search(owner_client, "zzzzqqq") == []
     assert re.search(
         r"\S",

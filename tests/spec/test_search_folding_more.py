@@ -5,10 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-
-def _write(workspace, text):
-    (workspace / "memory").mkdir(exist_ok=True)
-    (workspace / "memory/2026-01-01.md").write_text(text, encoding="utf-8")
+from tests.helpers import write_by_hand
 
 
 def _search(client, query):
@@ -35,7 +32,7 @@ def _search(client, query):
     ],
 )
 def test_it_folds_before_comparing(owner_client, master, workspace, query, line):
-    _write(workspace, f"{line}\n")
+    write_by_hand(workspace / "memory/2026-01-01.md", f"{line}\n")
     assert _search(owner_client, query) == [f"[memory/2026-01-01.md:1] {line}"]
 
 
@@ -55,5 +52,5 @@ def test_it_folds_before_comparing(owner_client, master, workspace, query, line)
 def test_it_matches_short_words_whole_after_folding(
     owner_client, master, workspace, query, line, found
 ):
-    _write(workspace, f"{line}\n")
+    write_by_hand(workspace / "memory/2026-01-01.md", f"{line}\n")
     assert (_search(owner_client, query) == [f"[memory/2026-01-01.md:1] {line}"]) is found

@@ -3,14 +3,11 @@ interleaves every agent's and the user scope's results by rank."""
 
 from __future__ import annotations
 
-
-def _write(path, text):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+from tests.helpers import write_by_hand
 
 
 def test_it_drops_partial_lines_when_a_fact_has_every_word(owner_client, master, workspace):
-    _write(workspace / "memory/2026-01-01.md", "coffee only here\n")
+    write_by_hand(workspace / "memory/2026-01-01.md", "coffee only here\n")
     owner_client.put(
         "/api/memory/user/facts/coffee",
         data={"description": "black coffee", "type": "preference", "body": "no sugar"},
@@ -30,7 +27,9 @@ def test_it_puts_the_best_entry_of_each_scope_before_any_second_entry(
 ):
     owner_client.post("/api/agents", data={"id": "third", "name": "Third"}, format="json")
     for rel, tag in (("memory", "m"), ("agents/helper/memory", "h"), ("agents/third/memory", "t")):
-        _write(workspace / rel / "2026-01-01.md", "".join(f"upsilon {tag}{i}\n" for i in range(4)))
+        write_by_hand(
+            workspace / rel / "2026-01-01.md", "".join(f"upsilon {tag}{i}\n" for i in range(4))
+        )
     for i in range(3):
         owner_client.put(
             f"/api/memory/user/facts/ups-{i}",

@@ -8,15 +8,13 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from tests.helpers import call_tool
+
 FACT = {"description": "likes black coffee", "type": "preference", "body": "No sugar."}
 
 
 def _put_fact(client, name, **overrides):
     return client.put(f"/api/memory/user/facts/{name}", data={**FACT, **overrides}, format="json")
-
-
-def _tool(client, tool, **arguments):
-    return client.post(f"/api/agents/master/tools/{tool}", data=arguments, format="json")
 
 
 # --- §1 ---------------------------------------------------------------------------------
@@ -238,8 +236,8 @@ def test_it_appends_memory_save_lines_under_a_heading_created_once(
     owner_client, master, workspace, settings
 ):
     today = dt.datetime.now(ZoneInfo(settings.MEMORY_TIME_ZONE)).date().isoformat()
-    assert _tool(owner_client, "memory_save", text="first").status_code == 200
-    assert _tool(owner_client, "memory_save", text="second\nline\r\nthree").status_code == 200
+    assert call_tool(owner_client, "memory_save", text="first").status_code == 200
+    assert call_tool(owner_client, "memory_save", text="second\nline\r\nthree").status_code == 200
     text = (workspace / f"memory/{today}.md").read_text(encoding="utf-8")
     lines = text.splitlines()
     assert lines[0] == f"# {today}"
@@ -253,7 +251,7 @@ def test_it_appends_memory_save_lines_under_a_heading_created_once(
 
 @pytest.mark.parametrize("text", ["", "   ", "\n\n"])
 def test_it_refuses_empty_memory_save_text(owner_client, master, workspace, text):
-    response = _tool(owner_client, "memory_save", text=text)
+    response = call_tool(owner_client, "memory_save", text=text)
     assert response.status_code == 422
     assert not list((workspace / "memory").glob("*.md"))
 
@@ -273,7 +271,7 @@ def test_it_writes_memory_save_in_the_owner_time_zone(owner_client, master, work
     )
     settings.MEMORY_TIME_ZONE = zone
     local = dt.datetime.now(ZoneInfo(zone))
-    assert _tool(owner_client, "memory_save", text="tz probe").status_code == 200
+    assert call_tool(owner_client, "memory_save", text="tz probe").status_code == 200
     note = workspace / f"memory/{local.date().isoformat()}.md"
     assert note.exists(), sorted(p.name for p in (workspace / "memory").iterdir())
     line = [x for x in note.read_text(encoding="utf-8").splitlines() if x.endswith("tz probe")][0]
@@ -288,7 +286,7 @@ def test_it_reads_at_most_120_lines_and_hints_the_next_from_line(owner_client, m
     (workspace / "MEMORY.md").write_text(
         "".join(f"line {i}\n" for i in range(1, 301)), encoding="utf-8"
     )
-    result = _tool(owner_client, "memory_get", path="MEMORY.md").json()["result"]
+    result = call_tool(owner_client, "memory_get", path="MEMORY.md").json()["result"]
     assert "line 120\n" in result
     assert "line 121\n" not in result and not result.rstrip().endswith("line 121")
     assert "from_line" in result and "121" in result.split("line 120", 1)[1]
@@ -300,7 +298,7 @@ def test_it_reads_at_most_12000_characters_and_hints_the_next_from_line(
     (workspace / "MEMORY.md").write_text(
         "".join(f"{i:04d}" + "x" * 995 + "\n" for i in range(1, 31)), encoding="utf-8"
     )
-    result = _tool(owner_client, "memory_get", path="MEMORY.md").json()["result"]
+    result = call_tool(owner_client, "memory_get", path="MEMORY.md").json()["result"]
     shown = [line for line in result.splitlines() if re.match(r"\d{4}x", line)]
     assert sum(len(line) + 1 for line in shown) <= 12000
     assert 0 < len(shown) < 30
@@ -312,9 +310,9 @@ def test_it_reads_everything_asked_with_lines(owner_client, master, workspace):
     (workspace / "MEMORY.md").write_text(
         "".join(f"line {i}\n" for i in range(1, 301)), encoding="utf-8"
     )
-    result = _tool(owner_client, "memory_get", path="MEMORY.md", from_line=150, lines=100).json()[
-        "result"
-    ]
+    result = call_tool(
+        owner_client, "memory_get", path="MEMORY.md", from_line=150, lines=100
+    ).json()["result"]
     assert "line 150\n" in result and "line 249" in result and "line 250" not in result
     assert "line 149\n" not in result
 
@@ -341,7 +339,7 @@ def test_it_refuses_memory_get_outside_memory_files(
     (workspace / "memory/link.md").symlink_to(tmp_path / "outside.md")
     (workspace / "memory/notes.txt").write_text("txt secret\n", encoding="utf-8")
     (workspace / "agents/helper/MEMORY.md").write_text("helper secret\n", encoding="utf-8")
-    response = _tool(owner_client, "memory_get", path=path)
+    response = call_tool(owner_client, "memory_get", path=path)
     text = response.content.decode()
     assert "secret" not in text and "root:" not in text
     assert response.status_code in (200, 403, 404, 422)
@@ -349,5 +347,7 @@ def test_it_refuses_memory_get_outside_memory_files(
 
 def test_it_reads_a_shared_fact_by_the_path_search_shows(owner_client, master, workspace):
     _put_fact(owner_client, "coffee")
-    result = _tool(owner_client, "memory_get", path="users/owner/facts/coffee.md").json()["result"]
+    result = call_tool(owner_client, "memory_get", path="users/owner/facts/coffee.md").json()[
+        "result"
+    ]
     assert "No sugar." in result

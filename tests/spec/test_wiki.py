@@ -6,16 +6,14 @@ import datetime as dt
 
 import pytest
 
+from tests.helpers import call_tool
+
 WIKI = "memory/wiki"
 
 
 def _page(client, slug, **fields):
     data = {"kind": "entity", "sources": ["note:2026-01-01"], "body": "Body.\n", **fields}
     return client.put(f"/api/agents/master/memory/wiki/pages/{slug}", data=data, format="json")
-
-
-def _tool(client, tool, **arguments):
-    return client.post(f"/api/agents/master/tools/{tool}", data=arguments, format="json")
 
 
 @pytest.mark.parametrize(
@@ -32,7 +30,7 @@ def _tool(client, tool, **arguments):
     ],
 )
 def test_it_slugifies_titles_per_the_spec(owner_client, master, workspace, title, slug):
-    response = _tool(
+    response = call_tool(
         owner_client,
         "wiki_apply",
         title=title,
@@ -48,7 +46,7 @@ def test_it_slugifies_titles_per_the_spec(owner_client, master, workspace, title
 
 def test_it_makes_two_spellings_one_page(owner_client, master, workspace):
     for title in ("Hạn Eco", "han eco", "HAN ECO"):
-        _tool(
+        call_tool(
             owner_client,
             "wiki_apply",
             title=title,
@@ -62,7 +60,7 @@ def test_it_makes_two_spellings_one_page(owner_client, master, workspace):
 
 @pytest.mark.parametrize("title", ["!!!", "   ", "---", "…", "🙂"])
 def test_it_refuses_a_title_without_letters_or_digits(owner_client, master, workspace, title):
-    response = _tool(
+    response = call_tool(
         owner_client,
         "wiki_apply",
         title=title,
@@ -84,7 +82,7 @@ def test_it_refuses_a_page_without_sources_everywhere(owner_client, master, work
         "/api/agents/master/memory/wiki/pages/no-source", data=data, format="json"
     )
     assert response.status_code == 422
-    tool = _tool(owner_client, "wiki_apply", **data)
+    tool = call_tool(owner_client, "wiki_apply", **data)
     assert tool.status_code in (200, 422)
     assert not (workspace / WIKI / "entities/no-source.md").exists()
 
@@ -92,7 +90,7 @@ def test_it_refuses_a_page_without_sources_everywhere(owner_client, master, work
 def test_it_writes_the_frontmatter_fields_and_defaults(owner_client, master, workspace, settings):
     from zoneinfo import ZoneInfo
 
-    _tool(
+    call_tool(
         owner_client,
         "wiki_apply",
         title="Eco Retreat",
@@ -168,7 +166,7 @@ def test_it_changes_only_the_fields_sent_on_put(owner_client, master, workspace)
 def test_it_keeps_an_existing_page_in_its_folder(owner_client, master, workspace):
     _page(owner_client, "delta", title="Delta", kind="concept")
     assert (workspace / WIKI / "concepts/delta.md").exists()
-    _tool(
+    call_tool(
         owner_client,
         "wiki_apply",
         title="Delta",
@@ -194,7 +192,7 @@ def test_it_lists_the_vault_without_bodies(owner_client, master, workspace):
 def test_it_returns_at_most_8_wiki_search_results(owner_client, master, workspace):
     for i in range(12):
         _page(owner_client, f"page-{i}", title=f"Page {i}", body="zephyr wind\n")
-    result = _tool(owner_client, "wiki_search", query="zephyr").json()["result"]
+    result = call_tool(owner_client, "wiki_search", query="zephyr").json()["result"]
     hits = [line for line in result.splitlines() if line.startswith("[")]
     assert len(hits) == 8
     assert all(line.startswith("[page-") and "zephyr" in line for line in hits)
@@ -202,7 +200,7 @@ def test_it_returns_at_most_8_wiki_search_results(owner_client, master, workspac
 
 def test_it_gets_a_page_by_title(owner_client, master, workspace):
     _page(owner_client, "han-eco", title="Hạn Eco", body="Deadline Friday.\n")
-    result = _tool(owner_client, "wiki_get", title="han eco").json()["result"]
+    result = call_tool(owner_client, "wiki_get", title="han eco").json()["result"]
     assert "Deadline Friday." in result
 
 

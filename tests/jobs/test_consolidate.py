@@ -15,14 +15,14 @@ from memory.jobs.nightly import consolidate_agent
 from memory.models import Run
 from proposals import actions
 from proposals.models import Proposal
-from tests.consolidation.conftest import (
+from tests.fakellm import Reply
+from tests.jobs.conftest import (
     day,
     rewrite_answer,
     step_prompts,
     write_memory,
     write_note,
 )
-from tests.fakellm import Reply
 
 OLD = "# Memory\n\n- Owner lives in Hanoi\n- Bought a lamp yesterday\n"
 NEW = "# Memory\n\n- Owner lives in Hanoi ({today})\n"

@@ -193,3 +193,26 @@ def test_a_bom_is_kept_on_disk_and_never_reaches_the_prompt(workspace, master, o
     owner_client.put("/api/memory/user", {"body": "I am Minh.\nHi.\n", "base_hash": got["hash"]})
     assert (workspace / "users/owner/USER.md").read_bytes() == b"\xef\xbb\xbfI am Minh.\r\nHi.\r\n"
     assert io.BytesIO((workspace / "MEMORY.md").read_bytes()).read(3) == b"\xef\xbb\xbf"
+
+
+def test_a_wiki_page_in_an_nfd_file_is_found_and_edited_by_its_slug(
+    workspace, master, owner_client
+):
+    page = (
+        "---\ntitle: Hà Nội\nkind: entity\nsources: [note:2026-11-29]\nstatus: ok\n"
+        "updated: 2026-11-29\n---\n\nThủ đô.\n"
+    )
+    folder = workspace / "memory/wiki/entities"
+    folder.mkdir(parents=True)
+    nfd = unicodedata.normalize("NFD", "hà-nội.md")
+    (folder / nfd).write_text(page, encoding="utf-8")
+    toc = owner_client.get("/api/agents/master/memory/wiki").json()
+    assert [entry["title"] for entry in toc] == ["Hà Nội"]
+    got = owner_client.get(f"/api/agents/master/memory/wiki/pages/{toc[0]['slug']}")
+    assert got.status_code == 200 and "Thủ đô." in got.json()["body"]
+    put = owner_client.put(
+        f"/api/agents/master/memory/wiki/pages/{toc[0]['slug']}", {"body": "Thủ đô của Việt Nam.\n"}
+    )
+    assert put.status_code == 200, put.content
+    assert os.listdir(folder) == [nfd]
+    assert "Thủ đô của Việt Nam." in (folder / nfd).read_text(encoding="utf-8")

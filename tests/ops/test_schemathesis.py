@@ -111,6 +111,7 @@ def _run(server: Deployment, key: str, seconds: int, report: Path, config: Path)
             str(report),
             "--no-color",
         ],
+        cwd=report,  # its cache (.schemathesis/) stays with the test
         capture_output=True,
         text=True,
         timeout=seconds + 240,

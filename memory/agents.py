@@ -5,12 +5,15 @@ from __future__ import annotations
 import logging
 
 from memory import workspace
-from memory.errors import DomainError, NotFound
+from memory.errors import DomainError, NotFound, PathRefused
 from memory.models import Agent
 
 log = logging.getLogger(__name__)
 
 DEFAULT_AGENT_ID = "master"
+MEMORY_FILE = "MEMORY.md"
+# OpenClaw reads MEMORY.md, else memory.md: a workspace may hold only the lowercase one.
+MEMORY_ALT_FILE = "memory.md"
 
 
 def get_agent_or_404(agent_id: str) -> Agent:
@@ -29,13 +32,33 @@ def default_agent() -> Agent:
     return agent
 
 
+def _present(rel: str) -> bool:
+    try:
+        return workspace.exists(rel)
+    except PathRefused:
+        return True  # something is there (a link): reading it says why it is refused
+
+
+def memory_file_name(agent: Agent) -> str:
+    """The name of the agent's long-term file: `MEMORY.md`, or `memory.md` when only that
+    exists (OpenClaw's rule, SPEC §1). Decided on every call, from the disk."""
+    if not _present(agent.path(MEMORY_FILE)) and _present(agent.path(MEMORY_ALT_FILE)):
+        return MEMORY_ALT_FILE
+    return MEMORY_FILE
+
+
+def memory_file(agent: Agent) -> str:
+    """The workspace-relative path of the agent's long-term file (see memory_file_name)."""
+    return agent.path(memory_file_name(agent))
+
+
 def dir_problems(agent: Agent) -> list[str]:
     """Why the agent's dir cannot be used, in words for the owner ([] when it can).
     Looks only, writes nothing: the agent dir (for a non-default agent), `MEMORY.md` and
     `memory/` must not be symbolic links (links inside the workspace are never followed,
     SPEC §1, docs/decisions.md), and each must be what it is named (a folder, a file)."""
     problems: list[str] = []
-    wanted = [("memory", "dir"), ("MEMORY.md", "file")]
+    wanted = [("memory", "dir"), (memory_file_name(agent), "file")]
     checks = [(part, "dir") for part in _dir_parts(agent)] + [
         (agent.path(name), kind) for name, kind in wanted
     ]
@@ -68,7 +91,8 @@ def _dir_parts(agent: Agent) -> list[str]:
 def ensure_agent_dirs(agent: Agent) -> list[str]:
     """Create the agent dir with its MEMORY.md and memory/ (SPEC §1). An existing
     MEMORY.md is never touched; a new one is empty (an empty file is left out of the
-    prompt, as a missing one is).
+    prompt, as a missing one is). Where `memory.md` stands for MEMORY.md, no MEMORY.md is
+    created beside it: OpenClaw would then load the empty one instead.
 
     Never raises for the workspace's state: an agent dir that cannot be used (a symbolic
     link, a file where a folder should be, a read-only or full disk) is logged with the
@@ -77,7 +101,8 @@ def ensure_agent_dirs(agent: Agent) -> list[str]:
     if not problems:
         try:
             workspace.ensure_dir(agent.path("memory"))
-            workspace.create(agent.path("MEMORY.md"))
+            if memory_file_name(agent) == MEMORY_FILE:
+                workspace.create(agent.path(MEMORY_FILE))
         except DomainError as exc:
             problems = [exc.message]
     for problem in problems:

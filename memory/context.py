@@ -2,22 +2,40 @@
 
 System prompt (§4.1): `## USER.md`, `## INDEX.md`, `## MEMORY.md`, in that order, each
 followed by the file's text capped (4,000 / 4,000 / 24,000 characters, cut with `…`),
-sections separated by one blank line. A missing or blank file is skipped.
+sections separated by one blank line. A missing or blank file is skipped. USER.md is the
+file memory.facts.user_path() names (a root USER.md in an OpenClaw workspace), MEMORY.md
+the agent's long-term file (memory.md where that stands for it; the section carries the
+file's own name).
 
 Pre-turn block (§4.2): yesterday's then today's plain note, each as a part
 
     ## memory/2026-11-30.md
+    ```markdown
     <the whole note>
+    ```
 
 the first time a conversation sees the note (or again when the note was rewritten, i.e.
 the text shown before is no longer a prefix of the file), and
 
     ## memory/2026-11-30.md (new since last shown)
+    ```markdown
     <only the bytes appended since>
+    ```
 
-on later turns. Parts are separated by one blank line; a note with nothing new has no
-part, and nothing new at all is the empty string. The path is the one memory_search and
-memory_get use. What a conversation has seen is a NoteCursor row per note.
+on later turns. The note's text is fenced as quoted data: the fence is longer than any
+backtick run inside, so nothing a note holds (a transcript, pasted text, its own headings)
+can close it or pass for the block's own structure. Parts are separated by one blank line;
+a note with nothing new has no part, and nothing new at all is the empty string. The path
+is the one memory_search and memory_get use. What a conversation has seen is a NoteCursor
+row per note.
+
+Caps (§4.2): each part shows at most MEMORY_PRE_TURN_NOTE_CHARS characters of note text,
+and the whole block stays within MEMORY_PRE_TURN_TOTAL_CHARS, today's note served first.
+A cut part ends its text after the last whole line that fits, with `…`, and is followed,
+after the fence, by a line saying what was left out and the memory_get call (path,
+from_line) that reads the rest. The cursor still moves past the whole note: the block
+says where the rest is, and showing the same start again every turn would crowd out what
+is new.
 
 A group conversation (§4.3) gets neither: system "" and pre_turn "".
 
@@ -32,14 +50,16 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import logging
+import sys
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.db import transaction
 
 from memory import clock, facts, notes, workspace
 from memory.errors import InvalidInput, PathRefused
 from memory.models import Agent, ContextTurn, NoteCursor
-from memory.text import cap
+from memory.text import cap, fence_mark
 
 USER_CAP = 4000
 INDEX_CAP = 4000
@@ -67,12 +87,22 @@ def _section(title: str, text: str | None, limit: int) -> str | None:
     return f"## {title}\n{cap(text.rstrip(), limit)}"
 
 
-def system_prompt(agent: Agent) -> str:
-    """The §4.1 sections for a private conversation with `agent` ("" when all missing)."""
+def system_prompt(agent: Agent, *, capped: bool = True) -> str:
+    """The §4.1 sections for a private conversation with `agent` ("" when all missing).
+    capped=False: the same without the caps (what the doctor compares against)."""
+    unlimited = sys.maxsize
+
+    def limit(cap_value: int) -> int:
+        return cap_value if capped else unlimited
+
     sections = [
-        _section("USER.md", _readable(workspace.read, facts.USER_PATH), USER_CAP),
-        _section("INDEX.md", _readable(workspace.read, facts.INDEX_PATH), INDEX_CAP),
-        _section("MEMORY.md", _readable(workspace.read, notes.memory_path(agent)), MEMORY_CAP),
+        _section("USER.md", _readable(workspace.read, facts.user_path()), limit(USER_CAP)),
+        _section("INDEX.md", _readable(workspace.read, facts.INDEX_PATH), limit(INDEX_CAP)),
+        _section(
+            notes.memory_file_name(agent),
+            _readable(workspace.read, notes.memory_path(agent)),
+            limit(MEMORY_CAP),
+        ),
     ]
     return "\n\n".join(section for section in sections if section)
 
@@ -104,15 +134,95 @@ def _recent_plain_notes(on: dt.date) -> list[str]:
     return [notes.plain_note_name(on - dt.timedelta(days=1)), notes.plain_note_name(on)]
 
 
-def _part(name: str, data: bytes, *, new_only: bool) -> str | None:
+def note_cap() -> int:
+    """Characters of note text one part of the pre-turn block shows at most."""
+    return int(settings.MEMORY_PRE_TURN_NOTE_CHARS)
+
+
+def total_cap() -> int:
+    """Characters the whole pre-turn block holds at most."""
+    return int(settings.MEMORY_PRE_TURN_TOTAL_CHARS)
+
+
+# Room kept for a part's heading, fence lines and "not shown" line when sharing the total.
+FRAME_RESERVE = 300
+MIN_PART_CHARS = 200  # less room than this for a note's text: only the pointer is shown
+
+
+@dataclass(frozen=True)
+class _Piece:
+    """One note's part of the block before it is rendered: the note's name, its text
+    (decoded), the line of the file its text starts on, and whether it is only what is
+    new since last shown."""
+
+    name: str
+    text: str
+    first_line: int
+    new_only: bool
+
+
+def _piece(name: str, data: bytes, *, start: int, new_only: bool) -> _Piece | None:
     # As the workspace hands text out: "\n" endings, no BOM, bad bytes as U+FFFD.
-    text = workspace.decode(data).rstrip("\n")
+    text = workspace.decode(data[start:]).rstrip("\n")
     if not text.strip():
         return None
-    title = f"{notes.NOTES_DIR}/{name}"
-    if new_only:
-        title = f"{title} {NEW_SINCE_LABEL}"
-    return f"## {title}\n{text}"
+    return _Piece(name, text, data[:start].count(b"\n") + 1, new_only)
+
+
+def _cut_lines(text: str, limit: int) -> tuple[str, int]:
+    """(the start of `text` within `limit` characters, ending in `…`, and how many whole
+    lines it shows). Whole lines when at least one fits; else the first line, cut."""
+    room = max(limit - 1, 0)
+    shown: list[str] = []
+    size = 0
+    for line in text.split("\n"):
+        extra = len(line) + (1 if shown else 0)
+        if size + extra > room:
+            break
+        shown.append(line)
+        size += extra
+    if not shown:
+        return text[:room] + "…", 0
+    return "\n".join(shown) + "…", len(shown)
+
+
+def _render(piece: _Piece, limit: int) -> str:
+    """One part: heading, the note's text fenced (cut to `limit` characters, with the
+    memory_get call for the rest), or only that call when not even MIN_PART_CHARS fit."""
+    path = f"{notes.NOTES_DIR}/{piece.name}"
+    title = f"## {path} {NEW_SINCE_LABEL}" if piece.new_only else f"## {path}"
+    if len(piece.text) <= limit:
+        mark = fence_mark(piece.text)
+        return f"{title}\n{mark}markdown\n{piece.text}\n{mark}"
+    total_lines = piece.text.count("\n") + 1
+    if limit < MIN_PART_CHARS:
+        return (
+            f"{title}\n[… {total_lines:,} line(s), {len(piece.text):,} characters of this "
+            f'note not shown (the block is full): call memory_get with path="{path}", '
+            f"from_line={piece.first_line}]"
+        )
+    shown, whole_lines = _cut_lines(piece.text, limit)
+    mark = fence_mark(shown)
+    left_chars = len(piece.text) - (len(shown) - 1)
+    return (
+        f"{title}\n{mark}markdown\n{shown}\n{mark}\n"
+        f"[… {total_lines - whole_lines:,} more line(s), {left_chars:,} characters of this "
+        f'note not shown: call memory_get with path="{path}", '
+        f"from_line={piece.first_line + whole_lines}]"
+    )
+
+
+def _assemble(pieces: list[_Piece], *, capped: bool = True) -> str:
+    """The block from its pieces (oldest first), capped per note and in total. The room
+    is handed out newest first, so today's note is never the one crowded out."""
+    rendered: dict[int, str] = {}
+    room = total_cap() if capped else sys.maxsize
+    per_note = note_cap() if capped else sys.maxsize
+    for index in range(len(pieces) - 1, -1, -1):
+        part = _render(pieces[index], min(per_note, max(room - FRAME_RESERVE, 0)))
+        rendered[index] = part
+        room -= len(part) + 2  # and the blank line between parts
+    return "\n\n".join(rendered[index] for index in range(len(pieces)))
 
 
 def clean_conversation(conversation: object) -> str:
@@ -131,7 +241,7 @@ def pre_turn_block(agent: Agent, conversation: str, *, advance: bool = True) -> 
     and writes nothing. Suffixed notes are never included.
     """
     conversation = clean_conversation(conversation)
-    parts: list[str] = []
+    pieces: list[_Piece] = []
     seen: list[_Shown] = []
     cursors = {
         cursor.note: cursor
@@ -147,13 +257,13 @@ def pre_turn_block(agent: Agent, conversation: str, *, advance: bool = True) -> 
             and cursor.shown_size <= len(data)
             and _sha(data[: cursor.shown_size]) == cursor.shown_hash
         )
-        part = (
-            _part(name, data[cursor.shown_size :], new_only=True)
+        piece = (
+            _piece(name, data, start=cursor.shown_size, new_only=True)
             if unchanged_prefix
-            else _part(name, data, new_only=False)
+            else _piece(name, data, start=0, new_only=False)
         )
-        if part:
-            parts.append(part)
+        if piece:
+            pieces.append(piece)
         if not unchanged_prefix or len(data) != cursor.shown_size:
             seen.append(_Shown(name, data))
     if advance and seen:
@@ -165,7 +275,7 @@ def pre_turn_block(agent: Agent, conversation: str, *, advance: bool = True) -> 
                     note=shown.note,
                     defaults={"shown_size": len(shown.data), "shown_hash": _sha(shown.data)},
                 )
-    return "\n\n".join(parts)
+    return _assemble(pieces)
 
 
 def clean_turn(turn: object) -> str:
@@ -204,14 +314,30 @@ def pre_turn_for_turn(agent: Agent, conversation: str, turn: str) -> str:
 
 def preview_pre_turn(agent: Agent) -> str:
     """The block a new conversation would get now (today's and yesterday's plain notes,
-    whole). Writes no cursor: for the management pages' agent screen."""
-    parts = []
-    for name in _recent_plain_notes(clock.today()):
+    whole, within the caps). Writes no cursor: for the management pages' agent screen."""
+    notes_read = []
+    for name in recent_note_names():
         data = _read_note_bytes(agent, name)
-        part = _part(name, data, new_only=False) if data is not None else None
-        if part:
-            parts.append(part)
-    return "\n\n".join(parts)
+        if data is not None:
+            notes_read.append((name, data))
+    return render_new_block(notes_read)
+
+
+def recent_note_names() -> list[str]:
+    """The notes the block reads, oldest first: yesterday's and today's plain names."""
+    return _recent_plain_notes(clock.today())
+
+
+def render_new_block(notes_read: list[tuple[str, bytes]], *, capped: bool = True) -> str:
+    """The block a new conversation gets for these notes ((file name, bytes), oldest
+    first), within the caps (or, capped=False, without them). Pure: reads and writes
+    nothing (the doctor uses it too)."""
+    pieces = []
+    for name, data in notes_read:
+        piece = _piece(name, data, start=0, new_only=False)
+        if piece:
+            pieces.append(piece)
+    return _assemble(pieces, capped=capped)
 
 
 def build_context(

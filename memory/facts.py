@@ -10,9 +10,11 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import asdict, dataclass
 
+from django.conf import settings
+
 from memory import workspace
 from memory.clock import today
-from memory.errors import InvalidInput, NotFound
+from memory.errors import InvalidInput, NotFound, PathRefused
 from memory.notes import normalise_newlines
 from memory.text import (
     dump_frontmatter,
@@ -22,7 +24,8 @@ from memory.text import (
     validate_fact_type,
 )
 
-USER_PATH = "users/owner/USER.md"
+OWNER_USER_PATH = "users/owner/USER.md"
+ROOT_USER_PATH = "USER.md"  # where OpenClaw keeps the owner's profile
 FACTS_DIR = "users/owner/facts"
 INDEX_NAME = "INDEX.md"
 INDEX_PATH = f"{FACTS_DIR}/{INDEX_NAME}"
@@ -49,9 +52,49 @@ class Fact:
 # --- USER.md ---------------------------------------------------------------------------
 
 
+def configured_user_file() -> str:
+    """MEMORY_USER_FILE as a workspace-relative path ("" when unset). An absolute path
+    inside the home is taken relative to it; anything else (outside the home, not `.md`)
+    is PathRefused — the setting names a file of the workspace, never one beside it."""
+    value = str(getattr(settings, "MEMORY_USER_FILE", "") or "").strip()
+    if not value:
+        return ""
+    if value.startswith("/"):
+        home = str(workspace.root())
+        if not value.startswith(home + "/"):
+            raise PathRefused(f"MEMORY_USER_FILE={value!r} is not inside MY_AGENT_HOME.")
+        value = value[len(home) + 1 :]
+    if not value.endswith(".md"):
+        raise PathRefused(f"MEMORY_USER_FILE={value!r} is not a Markdown (.md) file.")
+    workspace.resolve(value)  # PathRefused for `..`, links and the like
+    return value
+
+
+def user_path() -> str:
+    """The file that is the user scope's USER.md (SPEC §1, §2), decided on every call:
+
+    1. MEMORY_USER_FILE, when set (a workspace-relative path), whatever exists;
+    2. `users/owner/USER.md` when it exists;
+    3. else the root `USER.md` when it exists — where an OpenClaw workspace keeps it;
+    4. else `users/owner/USER.md` (where a first save creates it).
+
+    Read, shown, edited, capped and put in every prompt through this one path, so the
+    file an OpenClaw workspace already has is the one the owner edits here."""
+    configured = configured_user_file()
+    if configured:
+        return configured
+    for candidate in (OWNER_USER_PATH, ROOT_USER_PATH):
+        try:
+            if workspace.exists(candidate):
+                return candidate
+        except PathRefused:
+            return candidate  # a link there: reading it says why it is refused
+    return OWNER_USER_PATH
+
+
 def read_user() -> str:
     """USER.md, "" when it does not exist."""
-    return workspace.read(USER_PATH) or ""
+    return workspace.read(user_path()) or ""
 
 
 def write_user(body: str, *, base_hash: str | None = None) -> None:
@@ -59,7 +102,7 @@ def write_user(body: str, *, base_hash: str | None = None) -> None:
     With base_hash, Conflict when USER.md changed since that hash was read."""
     if not isinstance(body, str):
         raise InvalidInput("USER.md must be text.")
-    workspace.write_checked(USER_PATH, normalise_newlines(body), base_hash=base_hash)
+    workspace.write_checked(user_path(), normalise_newlines(body), base_hash=base_hash)
 
 
 def read_index() -> str:

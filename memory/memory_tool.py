@@ -151,7 +151,7 @@ def view(agent: Agent, path: str, view_range: object = None) -> Answer:
 
 def _write(agent: Agent, rel: str, text: str, *, base_hash: str, source: str) -> object | None:
     """Write a whole file by the presence rule: the proposal, or None when written."""
-    if rel == notes.MEMORY_FILE:
+    if rel in (notes.MEMORY_FILE, notes.memory_file_name(agent)):
         return writes.write_memory_or_propose(agent, text, source=source, base_hash=base_hash)
     notes.write_memory_file(agent, rel, text, base_hash=base_hash)
     return None

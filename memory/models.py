@@ -168,6 +168,10 @@ class Run(models.Model):
     cost = models.DecimalField(max_digits=12, decimal_places=6, default=0)
     summary = models.TextField(blank=True, default="")
     reasons = models.JSONField(default=list, blank=True)
+    # {note file name: sha256 of its text} of the notes this run read (SPEC §8): a later
+    # run skips when no note in its window is new or changed since the last run that read
+    # it — judged by content, since a clone or a sync gives every file a new mtime.
+    notes_read = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["-started_at", "-id"]

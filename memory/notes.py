@@ -11,15 +11,16 @@ import datetime as dt
 import logging
 from dataclasses import dataclass, field
 
-from memory import workspace
+from memory import agents, workspace
 from memory.clock import local_now
 from memory.errors import InvalidInput, NotFound, PathRefused
 from memory.models import Agent
-from memory.text import fold_single_line, parse_note_name
+from memory.text import fence_mark, fold_single_line, note_day, parse_note_name
 
 log = logging.getLogger(__name__)
 
-MEMORY_FILE = "MEMORY.md"
+MEMORY_FILE = agents.MEMORY_FILE
+MEMORY_ALT_FILE = agents.MEMORY_ALT_FILE
 NOTES_DIR = "memory"
 # One memory_save line; a longer text is not a note but a document (422).
 MAX_SAVE_CHARS = 4000
@@ -48,7 +49,12 @@ def normalise_newlines(text: str) -> str:
 
 
 def memory_path(agent: Agent) -> str:
-    return agent.path(MEMORY_FILE)
+    """The agent's long-term file: MEMORY.md, or memory.md where only that exists."""
+    return agents.memory_file(agent)
+
+
+def memory_file_name(agent: Agent) -> str:
+    return agents.memory_file_name(agent)
 
 
 def read_memory(agent: Agent) -> str:
@@ -123,9 +129,34 @@ def note_path(agent: Agent, name: str) -> str:
 
 
 def note_file_name(name: str) -> str:
-    """The validated file name of a note: "2026-11-30" → "2026-11-30.md"."""
-    parse_note_name(name)
+    """The validated file name of a note: "2026-11-30" → "2026-11-30.md". Odd but real
+    names (`2026-01-05_1030`) pass too; creating one is refused elsewhere."""
+    if note_day(name) is None:
+        parse_note_name(name)  # the refusal, with its message
     return name if name.endswith(".md") else f"{name}.md"
+
+
+def existing_note_path(agent: Agent, name: str) -> str:
+    """The path of a note to read or edit. A name of the §3 form always; an odd but real
+    name (`2026-03-22-zhiji-E001`, `2026-01-05_1030`, see memory.text.note_day) only when
+    that file exists — notes are only ever created under the plain form. Anything else is
+    InvalidInput (422)."""
+    try:
+        return note_path(agent, name)
+    except InvalidInput:
+        if note_day(name) is not None:
+            rel = agent.path(f"{NOTES_DIR}/{note_file_name(name)}")
+            if workspace.exists(rel):
+                return rel
+        raise
+
+
+def note_exists(agent: Agent, name: str) -> bool:
+    """Whether `memory/<name>.md` is a note of this agent on disk (any form of name)."""
+    try:
+        return workspace.exists(existing_note_path(agent, name))
+    except (InvalidInput, PathRefused):
+        return False
 
 
 def plain_note_name(day: dt.date) -> str:
@@ -135,7 +166,8 @@ def plain_note_name(day: dt.date) -> str:
 def list_notes(agent: Agent, *, include_other: bool = False) -> list[NoteInfo]:
     """The daily notes of an agent's `memory/` (not its subdirectories), newest first:
     by day, then by name without `.md` descending (so `2026-11-30-1030.md` comes
-    before `2026-11-30.md`).
+    before `2026-11-30.md`). Odd but real names (`2026-01-05_1030.md`) are notes of their
+    day too (memory.text.note_day); an impossible date is not.
 
     With include_other, hand-kept Markdown files (`facebook-books.md`) follow the notes,
     by name, with `day` None. They are memory (searched, never deleted) but not notes.
@@ -145,13 +177,12 @@ def list_notes(agent: Agent, *, include_other: bool = False) -> list[NoteInfo]:
     for info in workspace.list_files(agent.path(NOTES_DIR)):
         name = info.path.rsplit("/", 1)[-1]
         modified = dt.datetime.fromtimestamp(info.mtime, tz=dt.UTC)
-        try:
-            day, _suffix = parse_note_name(name)
-        except InvalidInput:
+        parsed = note_day(name)
+        if parsed is None:
             if include_other:
                 others.append(NoteInfo(None, name, info.size, modified))
             continue
-        notes.append(NoteInfo(day, name, info.size, modified))
+        notes.append(NoteInfo(parsed[0], name, info.size, modified))
     notes.sort(key=lambda note: (note.day, note.name.removesuffix(".md")), reverse=True)
     others.sort(key=lambda note: note.name)
     return notes + others
@@ -160,7 +191,7 @@ def list_notes(agent: Agent, *, include_other: bool = False) -> list[NoteInfo]:
 def read_note(agent: Agent, name: str) -> str:
     """The text of one note; NotFound (404) when it does not exist, InvalidInput (422)
     for a name that is not a note name."""
-    text = workspace.read(note_path(agent, name))
+    text = workspace.read(existing_note_path(agent, name))
     if text is None:
         raise NotFound(f"No note {note_file_name(name)} for agent {agent.id}.")
     return text
@@ -173,7 +204,7 @@ def write_note(agent: Agent, name: str, body: str, *, base_hash: str | None = No
     the note was created."""
     if not isinstance(body, str):
         raise InvalidInput("A note must be text.")
-    rel = note_path(agent, name)
+    rel = existing_note_path(agent, name)
     with workspace.locked(rel):
         created = not workspace.exists(rel)
         workspace.write_checked(rel, normalise_newlines(body), base_hash=base_hash)
@@ -227,11 +258,14 @@ class NotesBlock:
     """What a run reads of the daily notes.
 
     `text`: the block handed to the model (at most NOTES_BUDGET characters); `days`: the
-    days included, newest first; `note_names`: the files read (e.g. "2026-11-30.md");
-    `newest_mtime`: the newest modification time (epoch seconds) among them, None when
-    there are none; `cut`: True when the budget cut a day short or left days out;
-    `unreadable`: notes of the window left out because they could not be read as text
-    (bytes that are not UTF-8, a symbolic link), each with why.
+    days included, newest first; `note_names`: the files read, wholly or partly (e.g.
+    "2026-11-30.md"); `hashes`: {file name: sha256 of its whole text as read} for those
+    files — what a run records, so the next one can tell whether anything is new (judged
+    by content: a clone or a sync gives every file a new mtime); `newest_mtime`: the
+    newest modification time (epoch seconds) among them, None when there are none;
+    `cut`: True when the budget cut a day short or left days out; `unreadable`: notes of
+    the window left out because they could not be read as text (bytes that are not
+    UTF-8, a symbolic link), each with why.
     """
 
     text: str
@@ -239,6 +273,7 @@ class NotesBlock:
     note_names: list[str] = field(default_factory=list)
     newest_mtime: float | None = None
     cut: bool = False
+    hashes: dict[str, str] = field(default_factory=dict)
     unreadable: list[tuple[str, str]] = field(default_factory=list)
 
     def left_out(self) -> list[str]:
@@ -246,19 +281,75 @@ class NotesBlock:
         return [f"left out {NOTES_DIR}/{name}: {why}" for name, why in self.unreadable]
 
 
+def _note_piece(name: str, text: str) -> tuple[str, str, str]:
+    """(heading, fence opening, fence closing) of one note in the block. The note's text
+    sits between fence lines longer than any backtick run in it, so its own `##`/`###`
+    headings — or a pasted fence — can never pass for the block's separators."""
+    mark = fence_mark(text)
+    return f"\n### {NOTES_DIR}/{name}\n", f"{mark}markdown\n", f"\n{mark}\n"
+
+
+def _note_text(body: str) -> str:
+    return body.strip("\n").rstrip()
+
+
 def _day_section(day: dt.date, texts: list[tuple[str, str]]) -> str:
     parts = [f"## {day.isoformat()}\n"]
-    for name, text in texts:
-        parts.append(f"\n### {name}\n\n{text.strip()}\n")
+    for name, body in texts:
+        text = _note_text(body)
+        heading, opening, closing = _note_piece(name, text)
+        parts.append(f"{heading}{opening}{text}{closing}")
     return "".join(parts) + "\n"
+
+
+def _cut_section(day: dt.date, texts: list[tuple[str, str]], room: int) -> tuple[str, int]:
+    """The day's section cut to exactly `room` characters: the notes that fit whole, then
+    the start of the next one (its fence closed), then a line saying how many characters
+    of the day were left out. Returns (section, how many notes it shows at least partly);
+    0 when not even a start of the first note fits."""
+    header = f"## {day.isoformat()}\n"
+    notes_text = [_note_text(body) for _, body in texts]
+    used = len(header)
+    shown: list[str] = [header]
+    for index, (name, _) in enumerate(texts):
+        text = notes_text[index]
+        heading, opening, closing = _note_piece(name, text)
+        whole = heading + opening + text + closing
+        rest = sum(len(t) for t in notes_text[index + 1 :])
+        if not rest and used + len(whole) <= room:
+            return "".join(shown) + whole, len(texts)
+        if rest and used + len(whole) + len(_left_out_marker(rest)) <= room:
+            shown.append(whole)
+            used += len(whole)
+            continue
+        # This note does not fit whole (with the marker the cut needs): keep its start.
+        frame = len(heading) + len(opening) + len(closing)
+        left_out = len(text) + rest
+        while True:  # the marker's length depends on its number: settle it
+            kept = min(room - used - frame - len(_left_out_marker(left_out)), len(text))
+            if kept <= 0 or len(text) - kept + rest == left_out:
+                break
+            left_out = len(text) - kept + rest
+        if kept <= 0:
+            if index == 0:
+                return "", 0
+            return "".join(shown) + _left_out_marker(len(text) + rest), index
+        piece = heading + opening + text[:kept] + closing
+        return "".join(shown) + piece + _left_out_marker(left_out), index + 1
+    return "".join(shown) + "\n", len(texts)
+
+
+def _left_out_marker(left_out: int) -> str:
+    return f"[… {left_out} more characters of this day left out]\n"
 
 
 def read_notes_block(
     agent: Agent, *, days: int = NOTES_DAYS, budget: int = NOTES_BUDGET
 ) -> NotesBlock:
     """Up to `days` days of the agent's daily notes, newest day first, within `budget`
-    characters (SPEC §8). Within a day the plain note comes first, then the suffixed ones
-    by name.
+    characters (SPEC §8). Within a day the plain note comes first, then the other notes
+    of that day (suffixed, or odd but real names such as `2026-01-05_1030.md`) by name.
+    Each note is under its own `### memory/<name>` heading and fenced (`_note_piece`).
 
     A day that does not fit whole is cut to what is left of the budget, ending in a line
     that says how many characters were left out, and no older day follows (a gap in the
@@ -277,6 +368,7 @@ def read_notes_block(
     text = ""
     included_days: list[dt.date] = []
     names: list[str] = []
+    hashes: dict[str, str] = {}
     newest: float | None = None
     cut = False
     unreadable: list[tuple[str, str]] = []
@@ -286,8 +378,10 @@ def read_notes_block(
         )
         texts = []
         for info in infos:
+            # The name came from the listing of memory/ (no separator, no link): read it
+            # as it is, whatever form of name it has.
             try:
-                found = workspace.read_file(note_path(agent, info.name))
+                found = workspace.read_file(agent.path(f"{NOTES_DIR}/{info.name}"))
             except PathRefused as exc:
                 unreadable.append((info.name, exc.message))
                 continue
@@ -301,36 +395,29 @@ def read_notes_block(
             texts.append((info, found.text))
         if not texts:
             continue
-        section = _day_section(day, [(info.name, body) for info, body in texts])
+        pairs = [(info.name, body) for info, body in texts]
+        section = _day_section(day, pairs)
         room = budget - len(text)
+        shown_count = len(texts)
         if len(section) > room:
             cut = True
             if room < MIN_CUT_CHARS:
                 break
-            section = _cut(section, room)
+            section, shown_count = _cut_section(day, pairs, room)
+            if not shown_count:
+                break
         text += section
         included_days.append(day)
-        for info, _ in texts:
+        for info, body in texts[:shown_count]:
             names.append(info.name)
+            hashes[info.name] = workspace.hash_text(body)
             mtime = info.modified.timestamp()
             newest = mtime if newest is None else max(newest, mtime)
         if cut:
             break
     for name, why in unreadable:
         log.warning("notes block of %s: left out %s: %s", agent.id, name, why)
-    return NotesBlock(text, included_days, names, newest, cut, unreadable)
-
-
-def _cut(section: str, room: int) -> str:
-    """The section shortened to `room` characters including a closing marker line."""
-    left_out = len(section)
-    keep = room
-    while True:
-        marker = f"\n[… {left_out} more characters of this day left out]\n"
-        keep = room - len(marker)
-        if len(section) - keep == left_out:
-            return section[:keep] + marker
-        left_out = len(section) - keep
+    return NotesBlock(text, included_days, names, newest, cut, hashes, unreadable)
 
 
 def write_memory_file(agent: Agent, rel: str, body: str, *, base_hash: str | None = None) -> None:

@@ -3,8 +3,12 @@ memory_search shows, in pages of at most 120 lines / 12,000 characters.
 
 What may be read, by a path relative to the agent dir (facts: relative to the home):
 
-- `MEMORY.md` and `memory/**/*.md` of this agent;
-- `users/owner/facts/<name>.md`, a fact (a valid fact name: INDEX.md is not one).
+- `MEMORY.md` (or `memory.md`, where that stands for it) and `memory/**/*.md` of this
+  agent;
+- `users/owner/facts/<name>.md`, a fact (a valid fact name: INDEX.md is not one);
+- `extra/<name>/...md` / `extra/<name>.md`, a file of the extra paths
+  (MEMORY_EXTRA_PATHS, as OpenClaw's memorySearch.extraPaths): read-only, outside the
+  workspace, the same shape rules, symlinks refused (memory.workspace.read_extra).
 
 Anything else is PathRefused (422) before a byte is read: `..`, `.` or empty parts,
 absolute paths, backslashes, NUL and other control characters, `%` (an encoded path is an
@@ -17,14 +21,16 @@ links below the home, as search and the listings skip them).
 
 from __future__ import annotations
 
+import datetime as dt
 import io
 import re
 import unicodedata
+from dataclasses import dataclass
 
-from memory import workspace
+from memory import agents, workspace
 from memory.errors import NotFound, PathRefused
 from memory.models import Agent
-from memory.text import FACT_NAME_RE
+from memory.text import FACT_NAME_RE, note_day
 
 MAX_LINES = 120
 MAX_LINES_PER_CALL = 5000  # the most `lines` one call may ask for
@@ -72,7 +78,7 @@ def _may_read(agent: Agent, ws_rel: str) -> bool:
     """Whether a workspace-relative path is one this agent may read."""
     if _is_fact(ws_rel):
         return True
-    if ws_rel == agent.path("MEMORY.md"):
+    if ws_rel == agents.memory_file(agent):
         return True
     return ws_rel.startswith(agent.path("memory") + "/") and ws_rel.endswith(".md")
 
@@ -89,6 +95,9 @@ def _workspace_path(agent: Agent, path: str) -> str:
         return path
     if path == "users/owner/USER.md":
         raise PathRefused("USER.md is already in your prompt.")
+    if path == agents.MEMORY_FILE:
+        # The long-term file by its usual name, whichever spelling this workspace uses.
+        return agents.memory_file(agent)
     ws_rel = agent.path(path)
     if not _may_read(agent, ws_rel):
         raise PathRefused(
@@ -102,8 +111,11 @@ def resolve_memory_path(agent: Agent, path: str) -> str:
     """The workspace-relative path memory_get reads for `path`.
 
     Raises PathRefused when the path is not a memory file of this agent or a shared fact,
-    or goes through a symbolic link. Reads nothing.
+    or goes through a symbolic link, and for the read-only extra paths (`extra/...`: they
+    are outside the workspace and never written). Reads nothing.
     """
+    if workspace.is_extra_path(path):
+        raise PathRefused(f"{path} is an extra path: read-only, outside the workspace.")
     ws_rel = _workspace_path(agent, path)
     workspace.resolve(ws_rel)
     return ws_rel
@@ -118,16 +130,13 @@ def read_memory_file(
     MAX_LINES lines and MAX_CHARS characters, followed by a hint of the from_line to
     continue from when the file goes on. Raises PathRefused (nothing read) or NotFound.
     """
-    real_rel = resolve_memory_path(agent, path)
-    found = workspace.read_file(real_rel)
+    found = _read_found(agent, path)
     if found is None:
         raise NotFound(f"No such memory file: {path}.")
-    text = found.text
+    text, invalid_utf8 = found
     # Said after the page (never before it: line numbers stay the file's).
     bad_bytes = (
-        f"[{path} has bytes that are not UTF-8 text; they read as \ufffd]"
-        if found.invalid_utf8
-        else ""
+        f"[{path} has bytes that are not UTF-8 text; they read as \ufffd]" if invalid_utf8 else ""
     )
     # Lines are "\n"-separated exactly as search numbers them, so from_line=N reads the
     # line a `[path:N]` hit names (str.splitlines would also split on U+2028, NEL…).
@@ -176,11 +185,36 @@ def _page(all_lines: list[str], start: int, total: int) -> str:
     return body
 
 
+def _read_found(agent: Agent, path: str) -> tuple[str, bool] | None:
+    """(text, whether it had bytes that are not UTF-8) of a path memory_get may read: the
+    agent's memory file, a fact, or a file of the extra paths (MEMORY_EXTRA_PATHS, shown
+    as `extra/...`). None when missing."""
+    if workspace.is_extra_path(path):
+        _check_shape(path)
+        text = workspace.read_extra(path)
+        return None if text is None else (text, "\ufffd" in text)
+    found = workspace.read_file(resolve_memory_path(agent, path))
+    return None if found is None else (found.text, found.invalid_utf8)
+
+
+def _read_text(agent: Agent, path: str) -> str | None:
+    """The text of a path memory_get may read (see _read_found). None when missing."""
+    found = _read_found(agent, path)
+    return None if found is None else found[0]
+
+
+def list_extra_files() -> list[str]:
+    """The shown paths (`extra/...`) of every Markdown file of the extra paths, sorted:
+    read by memory_search and memory_get, never written."""
+    return sorted(scanned.path for scanned in workspace.scan_extra())
+
+
 def list_memory_files(agent: Agent) -> list[str]:
     """The paths memory_get can read of this agent's own files, relative to its dir:
     MEMORY.md (when it exists) and every Markdown file below memory/ (notes, hand-kept
     files, wiki pages and reports), sorted. Symlinks and hidden files are left out."""
-    paths = ["MEMORY.md"] if workspace.exists(agent.path("MEMORY.md")) else []
+    name = agents.memory_file_name(agent)
+    paths = [name] if workspace.exists(agent.path(name)) else []
     prefix = f"{agent.dir}/" if agent.dir else ""
     for info in workspace.list_files(agent.path("memory"), recursive=True):
         paths.append(info.path[len(prefix) :])
@@ -190,7 +224,115 @@ def list_memory_files(agent: Agent) -> list[str]:
 def read_whole_memory_file(agent: Agent, path: str) -> str:
     """The whole text of a file memory_get may read (same path rules, no paging): what an
     MCP resource answers. Raises PathRefused (nothing read) or NotFound."""
-    text = workspace.read(resolve_memory_path(agent, path))
+    text = _read_text(agent, path)
     if text is None:
         raise NotFound(f"No such memory file: {path}.")
     return text
+
+
+# --- every file an agent's memory holds (issue 12.10) -------------------------------------
+
+KINDS = ("memory", "note", "file", "wiki", "extra")
+
+
+@dataclass(frozen=True)
+class MemoryFile:
+    """One Markdown file of an agent's memory, by the path memory_get reads it with.
+
+    `kind`: "memory" (MEMORY.md, or memory.md standing for it), "note" (a note of its day
+    directly in memory/, `day` set), "file" (any other file a person keeps in memory/,
+    subfolders included), "wiki" (a page or report of the vault in memory/wiki/, written
+    through the wiki), "extra" (a file of the extra paths: read-only). `editable`: whether
+    a whole-file edit may replace it (memory.notes.write_memory_file; MEMORY.md has its
+    own edit, wiki pages theirs)."""
+
+    path: str
+    kind: str
+    day: dt.date | None
+    size: int
+    modified: dt.datetime  # aware, UTC
+    editable: bool
+
+    def as_dict(self) -> dict:
+        return {
+            "path": self.path,
+            "kind": self.kind,
+            "day": self.day.isoformat() if self.day else None,
+            "size": self.size,
+            "modified": self.modified,
+            "editable": self.editable,
+        }
+
+
+def kind_of(path: str) -> tuple[str, dt.date | None]:
+    if path.startswith("memory/wiki/"):
+        return "wiki", None
+    rest = path[len("memory/") :]
+    if "/" not in rest:
+        parsed = note_day(rest)
+        if parsed is not None:
+            return "note", parsed[0]
+    return "file", None
+
+
+def _when(mtime: float) -> dt.datetime:
+    return dt.datetime.fromtimestamp(mtime, tz=dt.UTC)
+
+
+def memory_files(agent: Agent, *, include_extra: bool = True) -> list[MemoryFile]:
+    """Every Markdown file memory_get can read of this agent's memory: its long-term file,
+    every `.md` below memory/ (notes, hand-kept files in any subfolder, wiki pages), and,
+    with include_extra, the files of the extra paths. Order: the long-term file, notes
+    newest first, other files by path, wiki pages by path, extra files by path. Symlinks
+    and hidden files are left out, as search leaves them out."""
+    found: list[MemoryFile] = []
+    name = agents.memory_file_name(agent)
+    info = workspace.stat(agent.path(name))
+    if info is not None:
+        found.append(MemoryFile(name, "memory", None, info.size, _when(info.mtime), False))
+    prefix = f"{agent.dir}/" if agent.dir else ""
+    rows: list[MemoryFile] = []
+    for info in workspace.list_files(agent.path("memory"), recursive=True):
+        path = info.path[len(prefix) :]
+        kind, day = kind_of(path)
+        rows.append(MemoryFile(path, kind, day, info.size, _when(info.mtime), kind != "wiki"))
+    notes_first = sorted(
+        (row for row in rows if row.kind == "note"),
+        key=lambda row: (row.day, row.path.removesuffix(".md")),
+        reverse=True,
+    )
+    found += notes_first
+    found += sorted((row for row in rows if row.kind == "file"), key=lambda row: row.path)
+    found += sorted((row for row in rows if row.kind == "wiki"), key=lambda row: row.path)
+    if include_extra:
+        extras = sorted(workspace.scan_extra(), key=lambda scanned: scanned.path)
+        found += [
+            MemoryFile(s.path, "extra", None, s.size, _when(s.mtime_ns / 1e9), False)
+            for s in extras
+        ]
+    return found
+
+
+def read_with_hash(agent: Agent, path: str) -> tuple[str, str]:
+    """(text, hash of exactly that text) of a file memory_get may read, from one read: what
+    an editor opens and sends back as `base_hash`. PathRefused / NotFound as memory_get."""
+    if workspace.is_extra_path(path):
+        text = _read_text(agent, path)
+        body_hash = workspace.hash_text(text)
+    else:
+        text, body_hash = workspace.read_with_hash(resolve_memory_path(agent, path))
+    if text is None:
+        raise NotFound(f"No such memory file: {path}.")
+    return text, body_hash
+
+
+def file_kind(agent: Agent, path: str) -> tuple[str, bool]:
+    """(kind, editable) of a path memory_get may read (see memory.reading.MemoryFile)."""
+    if workspace.is_extra_path(path):
+        return "extra", False
+    if path in (agents.MEMORY_FILE, agents.memory_file_name(agent)):
+        return "memory", False
+    if path.startswith("users/"):
+        return "fact", False
+    kind, _day = kind_of(path)
+    return kind, kind != "wiki"

@@ -6,8 +6,9 @@ Plain grep, ranked, explainable:
   (`memory.text.words`); a word of four or more characters matches anywhere, a shorter one
   only whole (`memory.text.word_pattern`).
 - An entry is one line of MEMORY.md or of any `.md` under the agent's `memory/` (blank
-  lines match nothing; headings are lines like any other), or one fact (description and
-  body together). Lines inside a wiki page's machine-owned block are not searched.
+  lines match nothing; headings are lines like any other), of a file of the extra paths
+  (`workspace.scan_extra()`, shown as `extra/...`), or one fact (description and body
+  together). Lines inside a wiki page's machine-owned block are not searched.
 - When some entry has every word, entries missing a word are dropped; otherwise partial
   matches come best first. Rank: more matched words, then newer file (mtime, then path
   descending), then line order.
@@ -33,6 +34,7 @@ from dataclasses import dataclass, field
 
 from memory import text as text_rules
 from memory import workspace
+from memory.agents import memory_file_name
 from memory.errors import InvalidInput, PathRefused
 from memory.models import Agent
 
@@ -195,10 +197,13 @@ def _agent_sources(agent: Agent) -> list[_Source]:
     default agent, whose dir is the home)."""
     scope = f"agent:{agent.id}"
     cut = len(agent.dir) + 1 if agent.dir else 0
-    found = [scanned for scanned in _scan(agent.dir) if scanned.path[cut:] == "MEMORY.md"]
+    memory_name = memory_file_name(agent)  # MEMORY.md, or memory.md standing for it
+    found = [scanned for scanned in _scan(agent.dir) if scanned.path[cut:] == memory_name]
     found += _scan(agent.path("memory"), recursive=True)
     agent_id = agent.id
-    return [(s[3], s[0][cut:], s, False, scope, agent_id) for s in found]
+    sources = [(s[3], s[0][cut:], s, False, scope, agent_id) for s in found]
+    # The extra paths (MEMORY_EXTRA_PATHS): read by every agent, shown as extra/...
+    return sources + [(s[3], s[0], s, False, scope, agent_id) for s in workspace.scan_extra()]
 
 
 def _user_sources() -> list[_Source]:

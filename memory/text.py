@@ -199,6 +199,34 @@ def refuse_unencodable(value: object, where: str = "text") -> None:
             pending.extend((child, f"{place}[{index}]") for index, child in enumerate(item))
 
 
+# Names other tools give notes of a day, as found in real OpenClaw workspaces:
+# `2026-03-22-zhiji-E001` (a suffix with capitals), `2026-01-05_1030` (an underscore).
+# Letters, digits, `-` and `_` only, so such a name still never leaves its directory.
+LOOSE_NOTE_NAME_RE = re.compile(
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})(?:[-_]([A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*))?", re.ASCII
+)
+
+
+def note_day(name: str) -> tuple[dt.date, str] | None:
+    """(day, suffix) of a file that is a note of its day, read leniently; None otherwise.
+
+    Every name parse_note_name accepts, and also the odd but real names other tools write
+    (`2026-03-22-zhiji-E001.md`, `2026-01-05_1030.md`). These are notes of their day for
+    reading, listing and consolidation; only parse_note_name's names are ever created.
+    An impossible date (`2026-02-30`) is no day: the file is "other"."""
+    if not isinstance(name, str):
+        return None
+    stem = name[:-3] if name.endswith(".md") else name
+    match = LOOSE_NOTE_NAME_RE.fullmatch(stem)
+    if not match:
+        return None
+    year, month, day, suffix = match.groups()
+    try:
+        return dt.date(int(year), int(month), int(day)), suffix or ""
+    except ValueError:
+        return None
+
+
 # --- frontmatter ---------------------------------------------------------------------
 
 
@@ -231,6 +259,16 @@ def dump_frontmatter(meta: dict, body: str) -> str:
     header = yaml.safe_dump(meta, allow_unicode=True, sort_keys=False, default_flow_style=False)
     body = body.strip("\n")
     return f"---\n{header}---\n\n{body}\n" if body else f"---\n{header}---\n"
+
+
+_BACKTICKS = re.compile(r"`+")
+
+
+def fence_mark(text: str) -> str:
+    """A run of backticks longer than any in `text` (at least three): fence lines of it
+    around the text make it one block of quoted data that nothing inside can close."""
+    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
+    return "`" * max(3, longest + 1)
 
 
 def cap(text: str, limit: int) -> str:

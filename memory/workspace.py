@@ -645,6 +645,12 @@ def scan_files(rel_dir: str, *, suffix: str = ".md", recursive: bool = False) ->
     # from where it really is; below it, nothing is followed.
     base = os.path.realpath(resolve(rel_dir)) if rel_dir else str(root())
     prefix = f"{rel_dir}/" if rel_dir else ""
+    return _scan_tree(base, prefix, suffix=suffix, recursive=recursive)
+
+
+def _scan_tree(base: str, prefix: str, *, suffix: str, recursive: bool) -> list[ScannedFile]:
+    """scan_files below the absolute directory `base`, each file's path `prefix` + its
+    path below base. Nothing below base is followed if it is a symlink."""
     found: list[ScannedFile] = []
     make = tuple.__new__  # ScannedFile(...) without the generated __new__'s Python call
     is_regular = stat_module.S_ISREG
@@ -984,3 +990,216 @@ def health() -> Health:
     read_only = bool(info.f_flag & os.ST_RDONLY)
     writable = base.is_dir() and os.access(base, os.W_OK | os.X_OK) and not read_only
     return Health(str(base), base.is_dir(), writable, read_only, info.f_bavail * info.f_frsize)
+
+
+# --- extra paths: more Markdown to read, outside the agents' memory (read-only) --------------
+#
+# OpenClaw's memorySearch.extraPaths: folders or single files of Markdown that memory_search
+# and memory_get read beside an agent's own memory. Configured in MEMORY_EXTRA_PATHS,
+# absolute or relative to the home. Read-only: no write function here takes such a path.
+# The same traversal rules as scan_files: symlinks (files or folders, the configured path
+# itself too) are skipped, hidden entries are skipped, only `.md` files are read. Each is
+# shown under its own prefix, `extra/<name>/...` (a folder) or `extra/<name>.md` (a file),
+# <name> taken from the path's last part.
+
+EXTRA_PREFIX = "extra"
+_NAME_SPECIALS = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+class ExtraRoot(NamedTuple):
+    """One configured extra path: the name it is shown under, the absolute path, whether
+    it is one file, and why it is not read ("" when it is)."""
+
+    name: str
+    path: str
+    is_file: bool
+    problem: str
+
+
+def _extra_name(last_part: str, *, is_file: bool, taken: set[str]) -> str:
+    stem = last_part[:-3] if is_file and last_part.endswith(".md") else last_part
+    stem = _NAME_SPECIALS.sub("-", unicodedata.normalize("NFKC", stem)).strip("-") or "extra"
+    name, number = stem, 1
+    while (f"{name}.md" if is_file else name) in taken:
+        number += 1
+        name = f"{stem}-{number}"
+    return f"{name}.md" if is_file else name
+
+
+def extra_roots() -> list[ExtraRoot]:
+    """The configured extra paths, in the order given, each with its shown name and why
+    it is not read ("" when it is: a folder, or a regular `.md` file, and not a link)."""
+    found: list[ExtraRoot] = []
+    taken: set[str] = set()
+    seen: set[str] = set()
+    for raw in getattr(settings, "MEMORY_EXTRA_PATHS", []) or []:
+        value = os.path.expanduser(str(raw).strip())
+        if not value:
+            continue
+        path = os.path.normpath(value if os.path.isabs(value) else os.path.join(root(), value))
+        if path in seen:
+            continue
+        seen.add(path)
+        problem = ""
+        is_file = False
+        try:
+            st = os.lstat(path)
+        except OSError:
+            problem = "does not exist"
+        else:
+            if stat_module.S_ISLNK(st.st_mode):
+                problem = "is a symbolic link (skipped, as OpenClaw skips them)"
+            elif stat_module.S_ISREG(st.st_mode):
+                is_file = True
+                if not path.endswith(".md"):
+                    problem = "is not a Markdown (.md) file"
+            elif not stat_module.S_ISDIR(st.st_mode):
+                problem = "is neither a folder nor a file"
+        if problem:  # never read, so never shown: named as it is
+            found.append(ExtraRoot(os.path.basename(path), path, is_file, problem))
+            continue
+        name = _extra_name(os.path.basename(path), is_file=is_file, taken=taken)
+        taken.add(name)
+        found.append(ExtraRoot(name, path, is_file, problem))
+    return found
+
+
+def scan_extra() -> list[ScannedFile]:
+    """Every Markdown file of the usable extra paths, as scan_files lists files, with its
+    shown path (`extra/<name>/<path below>`, or `extra/<name>.md`) as `path` and the real
+    one as `abspath`. read_scanned reads them (O_NOFOLLOW). Unsorted."""
+    found: list[ScannedFile] = []
+    for extra in extra_roots():
+        if extra.problem:
+            continue
+        if extra.is_file:
+            try:
+                st = os.stat(extra.path, follow_symlinks=False)
+            except OSError:
+                continue
+            if stat_module.S_ISREG(st.st_mode):
+                found.append(
+                    ScannedFile(
+                        f"{EXTRA_PREFIX}/{extra.name}",
+                        extra.path,
+                        st.st_size,
+                        st.st_mtime_ns,
+                        st.st_ctime_ns,
+                        st.st_ino,
+                    )
+                )
+            continue
+        found += _scan_tree(
+            extra.path, f"{EXTRA_PREFIX}/{extra.name}/", suffix=".md", recursive=True
+        )
+    return found
+
+
+def is_extra_path(path: str) -> bool:
+    return isinstance(path, str) and path.startswith(f"{EXTRA_PREFIX}/")
+
+
+def read_extra(shown: str) -> str | None:
+    """The text of an extra file by its shown path, or None when there is no such file.
+
+    PathRefused for a path that is not `extra/<name>/<...>.md` / `extra/<name>.md` of a
+    configured, usable extra path, has `..`, empty or hidden parts, or goes through a
+    symbolic link below the configured path. Reading only: nothing here writes. Bytes
+    that are not UTF-8 are replaced (and the text still reads)."""
+    _check_relative(shown)
+    parts = shown.split("/")
+    if parts[0] != EXTRA_PREFIX or len(parts) < 2 or not shown.endswith(".md"):
+        raise PathRefused(f"Not an extra path: {shown!r}.")
+    if any(part.startswith(".") for part in parts):
+        raise PathRefused(f"Hidden files are not read: {shown!r}.")
+    by_name = {extra.name: extra for extra in extra_roots() if not extra.problem}
+    extra = by_name.get(parts[1])
+    if extra is None:
+        raise PathRefused(f"No extra path is shown as {EXTRA_PREFIX}/{parts[1]}.")
+    if extra.is_file:
+        if len(parts) != 2:
+            raise PathRefused(f"{EXTRA_PREFIX}/{extra.name} is one file, not a folder.")
+        candidate = extra.path
+    else:
+        if len(parts) < 3:
+            raise PathRefused(f"{EXTRA_PREFIX}/{extra.name} is a folder: name a file in it.")
+        candidate = os.path.join(extra.path, *parts[2:])
+        if os.path.realpath(candidate) != os.path.join(os.path.realpath(extra.path), *parts[2:]):
+            raise PathRefused(f"Path goes through a symbolic link: {shown!r}.")
+    try:
+        fd = os.open(candidate, os.O_RDONLY | os.O_NOFOLLOW)
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return None
+    except OSError:  # ELOOP: the file itself is a symlink
+        raise PathRefused(f"Path is a symbolic link: {shown!r}.") from None
+    with open(fd, "rb") as handle:
+        if not stat_module.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            return None
+        return _decode(handle.read()).text
+
+
+# --- a survey, for the doctor: everything as it is, nothing followed or changed ------------
+
+
+class Entry(NamedTuple):
+    """One directory entry as found: its workspace-relative path, what it is ("file",
+    "dir", "symlink" or "other"), its size (files), and whether its name is hidden."""
+
+    path: str
+    kind: str
+    size: int
+    hidden: bool
+
+
+def survey(rel_dir: str = "", *, recursive: bool = True) -> list[Entry]:
+    """Every entry below a workspace directory, hidden ones and symbolic links included —
+    links are reported, never followed; hidden directories are reported, not entered; the
+    lock directory is left out. Reads no file and writes nothing. Sorted by path; a
+    missing directory gives nothing."""
+    base = resolve(rel_dir) if rel_dir else root()
+    found: list[Entry] = []
+    pending = [(str(base), f"{rel_dir}/" if rel_dir else "")]
+    while pending:
+        directory, prefix = pending.pop()
+        try:
+            iterator = os.scandir(directory)
+        except (FileNotFoundError, NotADirectoryError, PermissionError):
+            continue
+        with iterator:
+            for item in iterator:
+                if not prefix and item.name == LOCK_DIR:
+                    continue
+                rel = prefix + item.name
+                hidden = item.name.startswith(".")
+                if item.is_symlink():
+                    found.append(Entry(rel, "symlink", 0, hidden))
+                elif item.is_dir(follow_symlinks=False):
+                    found.append(Entry(rel, "dir", 0, hidden))
+                    if recursive and not hidden:
+                        pending.append((item.path, rel + "/"))
+                elif item.is_file(follow_symlinks=False):
+                    size = item.stat(follow_symlinks=False).st_size
+                    found.append(Entry(rel, "file", size, hidden))
+                else:
+                    found.append(Entry(rel, "other", 0, hidden))
+    found.sort(key=lambda entry: entry.path)
+    return found
+
+
+def undecodable_at(rel: str) -> int | None:
+    """The offset of the first byte of a file that is not UTF-8, or None when all of it
+    is (or the file is gone). Reads only."""
+    data = read_bytes_from(rel, 0)
+    if data is None:
+        return None
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return error.start
+    return None
+
+
+def is_dir(rel: str = "") -> bool:
+    """Whether a workspace path ("" the root) is a directory, not a link to one."""
+    path = resolve(rel) if rel else root()
+    return path.is_dir() and not path.is_symlink()

@@ -128,6 +128,25 @@ def server_time_zone() -> str:
 # "Today" for daily notes is in the owner's time zone (SPEC §4.2), by default the server's.
 MEMORY_TIME_ZONE = os.environ.get("MEMORY_TIME_ZONE", "") or server_time_zone()
 
+# An existing OpenClaw workspace, used as it is (SPEC §1; README "Use an existing OpenClaw
+# workspace"). The user scope's USER.md: this file when set (relative to MY_AGENT_HOME),
+# else users/owner/USER.md when it exists, else a root USER.md (OpenClaw's place for it).
+MEMORY_USER_FILE = os.environ.get("MEMORY_USER_FILE", "").strip()
+# More folders or files of Markdown that memory_search and memory_get read, read-only, as
+# OpenClaw's memorySearch.extraPaths: absolute or relative to MY_AGENT_HOME, separated by
+# os.pathsep (":"). Shown as extra/<name>/... in results.
+MEMORY_EXTRA_PATHS = [
+    item.strip() for item in os.environ.get("MEMORY_EXTRA_PATHS", "").split(os.pathsep)
+]
+MEMORY_EXTRA_PATHS = [item for item in MEMORY_EXTRA_PATHS if item]
+# The pre-turn notes block (SPEC §4.2) is capped per note and in total, in characters. The
+# defaults keep today's and yesterday's notes to about 8,000 tokens beside a 32,000-char
+# system prompt: small next to any current model's context, large enough for a busy day.
+MEMORY_PRE_TURN_NOTE_CHARS = env_int("MEMORY_PRE_TURN_NOTE_CHARS", 20_000)
+MEMORY_PRE_TURN_TOTAL_CHARS = env_int("MEMORY_PRE_TURN_TOTAL_CHARS", 30_000)
+if MEMORY_PRE_TURN_NOTE_CHARS < 1000 or MEMORY_PRE_TURN_TOTAL_CHARS < 1000:
+    raise ImproperlyConfigured("MEMORY_PRE_TURN_*_CHARS must be at least 1000.")
+
 INSTALLED_APPS = [
     "memoryproject.admin.OwnerAdminConfig",
     "django.contrib.auth",

@@ -5,6 +5,9 @@ Flow of one run (`run_compile`, called by the API's task and by the chain after 
 consolidation alike):
 
 1. No model configured → `skipped` ("no model configured"). No daily notes → `skipped`.
+   The compile chained after a consolidation is `skipped` too, with no model call, when no
+   note of the block is new or changed since the last compile that read it (names and
+   hashes kept on each run, `memory.jobs.runs.new_or_changed`).
 2. Read the notes block consolidation reads (`memory.notes.read_notes_block`), the
    vault's table of contents and the text of the pages the notes mention, fitted to the
    model's window (memory.jobs.window: notes and pages shrink together; "prompt too long
@@ -33,7 +36,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from memory import clock, notes, workspace
+from memory import clock, notes
 from memory.errors import Conflict, DomainError, InvalidInput
 from memory.jobs import runs, window
 from memory.jobs.llm import (
@@ -47,7 +50,7 @@ from memory.jobs.llm import (
 from memory.models import Agent, Run
 from proposals.actions import BaseKind, apply_now, propose
 from wiki import graph, lint, pages
-from wiki.vault import KINDS, Vault, load, page_slug, vault_dir, with_changes
+from wiki.vault import KINDS, Vault, load, meta_as_written, page_slug, vault_dir, with_changes
 
 log = logging.getLogger(__name__)
 
@@ -77,11 +80,14 @@ def batch_changes(agent: Agent, page_list: list[dict]) -> dict[str, str]:
         title = pages.clean_title(item.get("title"))
         slug = page_slug(title)
         kind = pages.clean_kind(item.get("kind"))
-        sources = pages.clean_sources(item.get("sources"))
+        sources = pages.clean_sources(item.get("sources"), loose=True)
         existing = vault.pages.get(slug)
-        if existing is not None:
+        if existing is not None and existing.openclaw:
+            # An OpenClaw page keeps its source ids; the notes it now also comes from join.
+            sources = _union(existing.source_ids, sources)
+        elif existing is not None:
             sources = _union(
-                [source for source in existing.sources if lint.valid_source(source)], sources
+                [s for s in existing.sources if lint.valid_source(s, loose=True)], sources
             )
         path = vault.path_for(slug, kind)
         if path in authored:
@@ -94,7 +100,8 @@ def batch_changes(agent: Agent, page_list: list[dict]) -> dict[str, str]:
             status=pages.clean_status(item.get("status")),
             updated=clock.today().isoformat(),
             body=pages.clean_body(item.get("body")),
-            kept=existing.meta if existing is not None else None,
+            kept=meta_as_written(existing) if existing is not None else None,
+            tail=existing.foreign_tail if existing is not None else "",
         )
     virtual = with_changes(vault, authored)
     texts = graph.block_changes(virtual, only=set(authored))
@@ -178,7 +185,7 @@ def parse_batch(data: object, *, note_exists) -> ParsedBatch:
 
         valid = []
         for source in (source.strip() for source in sources):
-            if not lint.valid_source(source):
+            if not lint.valid_source(source, loose=True):
                 continue
             if source.startswith("note:") and not note_exists(source[5:]):
                 continue
@@ -256,7 +263,7 @@ def build_prompt(
 def _note_exists(agent: Agent):
     def exists(name: str) -> bool:
         try:
-            return workspace.exists(notes.note_path(agent, name))
+            return notes.note_exists(agent, name)
         except DomainError:
             return False
 
@@ -309,20 +316,19 @@ def _compile(run: Run, block: notes.NotesBlock) -> runs.Outcome:
         return runs.Outcome(Run.Status.SKIPPED, "no daily notes to compile")
     if run.trigger == CHAINED:
         # The nightly chain runs after every consolidation; asking the model again about
-        # notes it already compiled would only cost. A compile started by hand always runs.
-        last = (
-            Run.objects.filter(agent=agent, kind=Run.Kind.COMPILE, status=Run.Status.SUCCEEDED)
-            .exclude(pk=run.pk)
-            .order_by("-started_at")
-            .first()
-        )
-        if last is not None and (block.newest_mtime or 0) <= last.started_at.timestamp():
-            return runs.Outcome(Run.Status.SKIPPED, "no note is newer than the last compile")
+        # notes it already compiled would only cost. Judged by content, as consolidation
+        # judges it: a note is new or changed when no answered compile read it with this
+        # hash. A compile started by hand always runs.
+        if not runs.new_or_changed(agent, Run.Kind.COMPILE, block.hashes, exclude=run.pk):
+            return runs.Outcome(
+                Run.Status.SKIPPED, "no note is new or changed since the last compile read it"
+            )
 
     fitted = _fit_prompt(provider, agent, block, load(agent))
     if isinstance(fitted, str):
         return runs.Outcome(Run.Status.FAILED, fitted)
     system, user = fitted.prompt
+    runs.record_notes_read(run, block.hashes)  # the window, as consolidation records it
     batch, failure = runs.ask_for_run(
         run,
         provider,

@@ -15,7 +15,8 @@ class WikiPageForm(forms.Form):
     title = forms.CharField(label=_("Title"), max_length=300)
     kind = forms.ChoiceField(
         label=_("Kind"),
-        choices=[(kind, kind) for kind in KINDS],
+        # `source`: OpenClaw's source pages keep their kind when edited here.
+        choices=[(kind, kind) for kind in (*KINDS, "source")],
     )
     status = forms.CharField(label=_("Status"), max_length=50, initial="ok")
     sources = forms.CharField(

@@ -1,11 +1,13 @@
 """The link graph (SPEC §10.3) and the machine-owned `wiki:related` block of each page.
 
 Links are `[[Page]]` or `[[Page|label]]` in a page's author body; the target is the page
-whose slug is slugify(Page). Each page's machine block lists its links out (existing
-pages and pages nobody wrote yet) and its backlinks. A change to one page's links changes
-the blocks of the pages it links to, so after every compile or edit the blocks of the
-whole vault are recomputed and the pages whose block text differs — only those — are
-rewritten (`block_changes`).
+whose slug is slugify(Page), or, as OpenClaw writes them, `[[folder/slug|label]]` the page
+file in that folder. The app keeps its block only on pages it wrote (keeps_block): a page
+carrying another tool's Related block (OpenClaw's) is left exactly as it is. Each page's
+machine block lists its links out (existing pages and pages nobody wrote yet) and its
+backlinks. A change to one page's links changes the blocks of the pages it links to, so
+after every compile or edit the blocks of the whole vault are recomputed and the pages
+whose block text differs — only those — are rewritten (`block_changes`).
 """
 
 from __future__ import annotations
@@ -64,13 +66,23 @@ def render_block(record: Record, vault: Vault, incoming: list[str]) -> str:
     return "\n".join(lines)
 
 
+def keeps_block(record: Record, *, writing: bool = False) -> bool:
+    """Whether the app keeps its machine block on this page: on a page it is writing now,
+    or that already carries its block — never on a page another tool keeps a Related block
+    on (OpenClaw's pages), and never added to a page the app did not write."""
+    return record.owns_block and (writing or record.block is not None)
+
+
 def block_changes(vault: Vault, *, only: set[str] | None = None) -> dict[str, str]:
-    """{path: whole new text} for every page (or every page whose path is in `only`)
-    whose machine block is missing or differs from what the graph says. A full pass."""
+    """{path: whole new text} for every page whose machine block differs from what the
+    graph says (see keeps_block). With `only`: just those paths, pages being written now,
+    which gain a block when they have none. A full pass."""
     incoming = vault.links_in()
     changes: dict[str, str] = {}
     for slug, record in vault.pages.items():
         if only is not None and record.path not in only:
+            continue
+        if not keeps_block(record, writing=only is not None):
             continue
         block = render_block(record, vault, sorted(incoming.get(slug, ())))
         if block != record.block:
@@ -148,7 +160,7 @@ def plan_blocks(vault: Vault) -> dict[str, str]:
     changes: dict[str, str] = {}
     for slug in dirty:
         record = vault.pages.get(slug)
-        if record is None:
+        if record is None or not keeps_block(record):
             continue
         block = render_block(record, vault, sorted(incoming.get(slug, ())))
         if block != record.block:

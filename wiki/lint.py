@@ -2,14 +2,16 @@
 
 One pass over the vault reports four kinds of issue:
 
-- `unsourced` — no valid source (`note:YYYY-MM-DD[-suffix]` or `conv:<id>`) left;
+- `unsourced` — no valid source (`note:YYYY-MM-DD[-suffix]` or `conv:<id>`, or for an
+  OpenClaw page the ids in `sourceIds`) left; OpenClaw's source pages need none;
 - `dangling` — a `[[link]]` to a page nobody wrote (or to no possible page, `[[???]]`);
-- `review` — a status other than `ok`;
+- `review` — a status other than `ok` (or OpenClaw's `active`);
 - `stale` — `updated` more than 90 days before today, or missing, or not a date.
 
 Nothing is deleted: a dangling link is work for the next compile. Two Markdown reports
 beside the pages, `reports/open-questions.md` and `reports/stale.md`, are regenerated
-whole from the vault (never accumulated) and written only when their text changes.
+whole from the vault (never accumulated) and written only when their text changes — and
+never over a file of that name another tool wrote (OpenClaw keeps its own reports/).
 """
 
 from __future__ import annotations
@@ -20,27 +22,38 @@ from dataclasses import asdict, dataclass
 
 from memory import workspace
 from memory.errors import InvalidInput
-from memory.text import parse_note_name
+from memory.text import note_day, parse_note_name
 from wiki.vault import REPORTS_DIR, Record, Vault
 
 ISSUE_KINDS = ("unsourced", "dangling", "review", "stale")
+# Statuses that need no person's eye: this app's `ok`, OpenClaw memory-wiki's `active`.
+OK_STATUSES = ("ok", "active")
+# Pages that need no sources: OpenClaw's source pages are where sources are kept.
+SOURCE_KINDS = ("source", "report")
 STALE_AFTER_DAYS = 90
 OPEN_QUESTIONS = "open-questions.md"
 STALE = "stale.md"
 _CONV_RE = re.compile(r"conv:[^\s]{1,200}")
 
 
-def valid_source(source: object) -> bool:
-    """`note:YYYY-MM-DD[-suffix]` (a real date, the note name rules of §3) or
-    `conv:<id>` (no whitespace, at most 200 characters)."""
+def valid_source(source: object, *, loose: bool = False) -> bool:
+    """`note:YYYY-MM-DD[-suffix]` (a real date, the note name rules of §3) or `conv:<id>`
+    (no whitespace, at most 200 characters). With `loose`, also the odd but real names of
+    other tools' notes (`note:2026-01-05_1030`, `note:2026-03-22-zhiji-E001`): what lint
+    accepts on a page, and a compile when that note exists; a write from outside names a
+    note by the §3 form."""
     if not isinstance(source, str):
         return False
     if source.startswith("note:"):
+        if source.endswith(".md"):
+            return False
+        if loose:
+            return note_day(source[5:]) is not None
         try:
             parse_note_name(source[5:])
         except InvalidInput:
             return False
-        return not source.endswith(".md")
+        return True
     return bool(_CONV_RE.fullmatch(source))
 
 
@@ -82,12 +95,16 @@ def _own_issues(record: Record, today: dt.date) -> tuple:
         return record._lint[1]
     sources = record.sources
     unsourced = None
-    if not any(valid_source(source) for source in sources):
+    # An OpenClaw page names its sources by the ids of its source pages (sourceIds).
+    sourced = bool(record.source_ids) or any(valid_source(source, loose=True) for source in sources)
+    if not sourced and record.kind not in SOURCE_KINDS and not record.raw_source:
         unsourced = "no sources" if not sources else "no valid source"
     review = None
-    if record.status != "ok":
+    # A raw source (OpenClaw's `openclaw:wiki:raw-source`) opts out of metadata lint.
+    if record.status.lower() not in OK_STATUSES and not record.raw_source:
         review = f"status is {record.status!r}" if record.status else "no status"
-    stale, why = _is_stale(record, today)
+    # A raw source page (OpenClaw's `openclaw:wiki:raw-source`) opts out of freshness.
+    stale, why = (False, "") if record.raw_source else _is_stale(record, today)
     result = (unsourced, review, why if stale else None)
     record._lint = (today, result)
     return result
@@ -179,10 +196,24 @@ def write_reports(vault: Vault, issues: list[Issue]) -> list[str]:
         (questions_path, render_open_questions(vault)),
         (stale_path, render_stale(vault, issues)),
     ):
-        if workspace.read(path) != text:
+        current = workspace.read(path)
+        if current is not None and not is_own_report(current):
+            continue  # another tool's file of that name (OpenClaw's reports/): left as it is
+        if current != text:
             workspace.write(path, text)
             written.append(path)
     return written
+
+
+_OWN_REPORT_STARTS = (
+    "# Open questions\n\nGenerated from the wiki pages' `questions`",
+    "# Stale pages\n\nPages not updated for more than",
+)
+
+
+def is_own_report(text: str) -> bool:
+    """Whether a report file is one this app generated (and so may regenerate whole)."""
+    return text.startswith(_OWN_REPORT_STARTS)
 
 
 def report_data(vault: Vault, issues: list[Issue]) -> dict:

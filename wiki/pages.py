@@ -26,21 +26,26 @@ Rules kept here:
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import partial as partial_fn
 
 from memory import clock, workspace
 from memory.errors import Conflict, InvalidInput, NotFound
 from memory.text import cap, dump_frontmatter, fold_single_line, word_pattern, words
 from wiki import graph, lint
 from wiki.vault import (
+    FOLDER_KINDS,
     FOLDERS,
     KINDS,
     Record,
     Vault,
     forget_cached,
+    is_openclaw_meta,
     join_page,
     load,
+    meta_as_written,
     neutralise,
     page_slug,
     vault_dir,
@@ -136,9 +141,11 @@ def clean_kind(kind: object) -> str:
     return kind  # type: ignore[return-value]
 
 
-def clean_sources(sources: object) -> list[str]:
+def clean_sources(sources: object, *, loose: bool = False) -> list[str]:
     """A non-empty list of `note:YYYY-MM-DD[-suffix]` / `conv:<id>`, without repeats.
-    Anything else is 422: a page that cannot say where it came from is never written."""
+    Anything else is 422: a page that cannot say where it came from is never written.
+    `loose` also accepts other tools' odd note names (lint.valid_source): for a compile,
+    whose sources were checked against the notes it read."""
     if sources is None or (isinstance(sources, list | tuple) and not sources):
         raise InvalidInput(
             "A wiki page needs sources: the notes (note:YYYY-MM-DD) or conversations "
@@ -147,7 +154,7 @@ def clean_sources(sources: object) -> list[str]:
     if not isinstance(sources, list | tuple) or not all(isinstance(s, str) for s in sources):
         raise InvalidInput("sources must be a list of texts.")
     cleaned = [source.strip() for source in sources]
-    bad = [source for source in cleaned if not lint.valid_source(source)]
+    bad = [source for source in cleaned if not lint.valid_source(source, loose=loose)]
     if bad:
         raise InvalidInput(
             f"Invalid source(s) {', '.join(repr(s) for s in bad)}: each is "
@@ -183,6 +190,12 @@ def clean_body(body: object) -> str:
     return body.replace("\r\n", "\n").replace("\r", "\n")
 
 
+def openclaw_timestamp() -> str:
+    """Now as OpenClaw writes `updatedAt` (`new Date().toISOString()`)."""
+    now = dt.datetime.now(dt.UTC)
+    return now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 def render_author(
     *,
     title: str,
@@ -193,11 +206,34 @@ def render_author(
     updated: str,
     body: str,
     kept: dict | None = None,
+    tail: str = "",
 ) -> str:
     """The author part of a page file (frontmatter + body, no machine block). Markers of
     the machine block inside the body are neutralised. `kept` is the page's frontmatter as
-    it was: keys other than the six known ones (a person's `aliases:`…) are written back
-    after them, since everything but the machine block belongs to its author (§10.1)."""
+    it was (values as written, vault.meta_as_written): keys other than the six known ones
+    (a person's `aliases:`…) are written back after them, since everything but the machine
+    block belongs to its author (§10.1).
+
+    An OpenClaw memory-wiki page (`kept` has `id`, `pageType`, `sourceIds` or
+    `updatedAt`) stays one: its own keys, in its own order, are set — `pageType` to the
+    kind, `sourceIds` to the sources, `updatedAt` to now — and the app's `kind`, `sources`
+    and `updated` are not added. `tail` (OpenClaw's Related block, vault.split_foreign_tail)
+    is put back after the body exactly as it was."""
+    text_body = neutralise(body)
+    if tail:
+        text_body = f"{text_body.rstrip(chr(10))}\n\n{tail}"
+    if kept and is_openclaw_meta(kept):
+        meta = dict(kept)
+        meta["title"] = title
+        meta["pageType"] = kind
+        meta["sourceIds"] = sources
+        if questions:
+            meta["questions"] = questions
+        else:
+            meta.pop("questions", None)
+        meta["status"] = status
+        meta["updatedAt"] = openclaw_timestamp()
+        return dump_frontmatter(meta, text_body).rstrip("\n")
     meta = {
         "title": title,
         "kind": kind,
@@ -207,7 +243,25 @@ def render_author(
         "updated": updated,
     }
     meta.update({key: value for key, value in (kept or {}).items() if key not in meta})
-    return dump_frontmatter(meta, neutralise(body)).rstrip("\n")
+    return dump_frontmatter(meta, text_body).rstrip("\n")
+
+
+def clean_source_ids(sources: object, *, allow_empty: bool = False) -> list[str]:
+    """The sources of an OpenClaw page: a non-empty list of ids (`source.alpha-notes`),
+    `note:`/`conv:` sources, or both — each one line of at most 200 characters. A source
+    page itself may have none (`allow_empty`), as in OpenClaw."""
+    if isinstance(sources, list | tuple) and not sources and allow_empty:
+        return []
+    if not isinstance(sources, list | tuple) or not sources:
+        raise InvalidInput("An OpenClaw page needs sourceIds: the ids of its source pages.")
+    cleaned = []
+    for source in sources:
+        if not isinstance(source, str) or not fold_single_line(source):
+            raise InvalidInput("sourceIds must be a list of non-empty texts.")
+        if len(source) > 200 or "\n" in source:
+            raise InvalidInput("A source id is one line of at most 200 characters.")
+        cleaned.append(source.strip())
+    return list(dict.fromkeys(cleaned))
 
 
 # --- the vault lock and the rebuild ---------------------------------------------------------
@@ -239,6 +293,9 @@ def _apply(agent, vault: Vault, authored: dict[str, str | None]) -> Refreshed:
         # shadowed duplicate), it is still written whole, never without its block.
         if author_text is not None and path not in texts:
             record = virtual.records[path]
+            if not graph.keeps_block(record, writing=True):
+                texts[path] = author_text.rstrip("\n") + "\n"  # its own blocks, if any
+                continue
             incoming = sorted(virtual.links_in().get(record.slug, ()))
             texts[path] = join_page(
                 record.author_text, graph.render_block(record, virtual, incoming)
@@ -423,10 +480,12 @@ def save_page(
         if title is None:
             raise InvalidInput("A page needs a title.")
         slug = page_slug(title)
-    if kind is not None:
+    # OpenClaw's `source` kind is kept on a page that has it; the app writes only KINDS.
+    if kind is not None and kind not in FOLDER_KINDS.values():
         kind = clean_kind(kind)
-    if sources is not None:
-        sources = clean_sources(sources)
+    raw_sources = sources
+    if sources is not None and not isinstance(sources, list | tuple):
+        clean_sources(sources)  # the type refusal, with its message
     if questions is not None:
         questions = clean_questions(questions)
     if status is not None:
@@ -453,6 +512,18 @@ def save_page(
                     f"The title {title!r} names the page {page_slug(title)!r}, not {slug!r}: "
                     "a page is not renamed by a write."
                 )
+        # An OpenClaw page's sources are ids of its source pages (sourceIds); the app's
+        # are note:/conv: sources (§10.1). Each is checked by its own rule.
+        if kind is not None and kind not in KINDS and (existing is None or existing.kind != kind):
+            clean_kind(kind)
+        openclaw = existing is not None and existing.openclaw
+        if openclaw:
+            check_sources = partial_fn(
+                clean_source_ids, allow_empty=existing.kind in lint.SOURCE_KINDS
+            )
+        else:
+            check_sources = clean_sources
+        sources = check_sources(raw_sources) if raw_sources is not None else None
         if existing is None:
             if page_slug(slug) != slug:
                 raise InvalidInput(f"{slug!r} is not a page name: use slugify(title).")
@@ -462,7 +533,8 @@ def save_page(
         if partial and existing is not None:
             title = title if title is not None else existing.title
             kind = kind if kind is not None else existing.kind
-            sources = sources if sources is not None else clean_sources(existing.sources)
+            if sources is None:
+                sources = check_sources(existing.source_ids if openclaw else existing.sources)
             questions = questions if questions is not None else existing.questions
             status = status if status is not None else (existing.status or "ok")
             body = body if body is not None else existing.body
@@ -474,7 +546,8 @@ def save_page(
             status=status or "ok",
             updated=clock.today().isoformat(),
             body=body or "",
-            kept=existing.meta if existing is not None else None,
+            kept=meta_as_written(existing) if existing is not None else None,
+            tail=existing.foreign_tail if existing is not None else "",
         )
         path = vault.path_for(slug, kind)  # type: ignore[arg-type]
         refreshed = _apply(agent, vault, {path: author_text})

@@ -35,6 +35,7 @@ every load until its file is old enough. Everything here is rebuildable from dis
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import re
 import threading
@@ -49,10 +50,15 @@ from memory.text import MACHINE_BLOCK_END, MACHINE_BLOCK_START, fold, slugify, y
 
 VAULT_DIR = "memory/wiki"
 REPORTS_DIR = "reports"
-FOLDERS = ("entities", "concepts", "syntheses")  # also the order in which a slug is found
+# The folders whose files are pages, also the order in which a slug is found. `sources/`
+# is OpenClaw's memory-wiki folder of source pages (its kind `source`): read and linked to
+# like the others; the app itself writes only the three kinds of KINDS.
+FOLDERS = ("entities", "concepts", "syntheses", "sources")
 KIND_FOLDERS = {"entity": "entities", "concept": "concepts", "synthesis": "syntheses"}
-FOLDER_KINDS = {folder: kind for kind, folder in KIND_FOLDERS.items()}
+FOLDER_KINDS = {**{folder: kind for kind, folder in KIND_FOLDERS.items()}, "sources": "source"}
 KINDS = tuple(KIND_FOLDERS)
+# Folders of a vault whose files are not pages: a `[[reports/…]]` link is no page link.
+NON_PAGE_FOLDERS = (REPORTS_DIR,)
 FIELDS = ("title", "kind", "sources", "questions", "status", "updated")
 RACY_SECONDS = 1.0
 RACY_NS = int(RACY_SECONDS * 1e9)
@@ -60,12 +66,57 @@ MAX_SLUG_BYTES = 200  # file names are at most 255 bytes on the usual filesystem
 
 # [[Page]] or [[Page|label]]; a target never spans lines or holds brackets or a pipe.
 LINK_RE = re.compile(r"\[\[([^\[\]|\n]+)(?:\|([^\[\]\n]*))?\]\]")
-_MARKER_RE = re.compile(r"wiki:related:(start|end)")
+# This app's markers only: `openclaw:wiki:related:start` (another tool's) is left alone.
+_MARKER_RE = re.compile(r"(?<![\w:])wiki:related:(start|end)")
+
+# OpenClaw's memory-wiki (extensions/memory-wiki): pages carry `id`, `pageType`,
+# `sourceIds` (ids of source pages) and `updatedAt` (an ISO timestamp), and its compile
+# keeps machine blocks between `<!-- openclaw:wiki:<name>:start/end -->` markers (a
+# `## Related` block of sources and backlinks, generated summaries, indexes). Human note
+# blocks (`openclaw:human:…`) are the author's.
+OPENCLAW_FIELDS = ("id", "pageType", "sourceIds", "updatedAt")
+OPENCLAW_RELATED_START = "<!-- openclaw:wiki:related:start -->"
+OPENCLAW_RAW_SOURCE = "<!-- openclaw:wiki:raw-source -->"
+_FOREIGN_BLOCK_RE = re.compile(
+    r"<!--\s*openclaw:wiki:([a-z][a-z-]*):start\s*-->.*?<!--\s*openclaw:wiki:\1:end\s*-->",
+    re.DOTALL,
+)
+_HEADING_RE = re.compile(r"^#[ \t]+(.+?)[ \t]*$", re.MULTILINE)
 
 try:  # libyaml parses a page header ~7x faster than the pure-Python loader
     _Loader: type = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover - depends on how PyYAML was built
     _Loader = yaml.SafeLoader
+
+
+class _AsWrittenLoader(yaml.SafeLoader):
+    """YAML as written: timestamps stay the text they were (`updatedAt:
+    2026-03-20T09:15:00.000Z` is not turned into a day), so a page rewritten by the app
+    keeps every other tool's value exactly."""
+
+
+_AsWrittenLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def meta_as_written(record: Record) -> dict:
+    """The page's frontmatter with every value as written (see _AsWrittenLoader): what a
+    rewrite keeps of the keys it does not set. {} when the header is not a mapping."""
+    text = record.author_text
+    if not text.startswith("---\n"):
+        return {}
+    end = text.find("\n---", 3)
+    while end >= 0 and text[end + 4 : end + 5] not in ("", "\n"):
+        end = text.find("\n---", end + 4)
+    if end < 0:
+        return {}
+    try:
+        meta = yaml.load(text[4:end], Loader=_AsWrittenLoader) or {}
+    except yaml.YAMLError:
+        return {}
+    return {str(key): value for key, value in meta.items()} if isinstance(meta, dict) else {}
 
 
 def vault_dir(agent) -> str:
@@ -99,12 +150,70 @@ def page_slug(title: str) -> str:
     return slug
 
 
+_NOT_A_PAGE = ""  # link_slug's answer for a link into a folder of non-pages (reports/)
+
+
 def link_slug(target: str) -> str | None:
-    """The slug a `[[target]]` points to, or None when it names nothing (`[[???]]`)."""
+    """The slug a `[[target]]` points to, or None when it names nothing (`[[???]]`).
+
+    A target with a folder, as OpenClaw writes links (`[[entities/alpha|Alpha]]`,
+    `[[sources/alpha-notes.md]]`), names the page file in that folder: its slug is the
+    file name. A link into reports/ names no page and is not a page link ("")."""
+    target = target.strip()
+    if "/" in target:
+        folder, _, rest = target.partition("/")
+        stem = rest[:-3] if rest.endswith(".md") else rest
+        if folder in NON_PAGE_FOLDERS:
+            return _NOT_A_PAGE
+        if folder in FOLDERS and stem and "/" not in stem:
+            return stem
     try:
-        return page_slug(target.strip())
+        return page_slug(target)
     except InvalidInput:
         return None
+
+
+def is_openclaw_meta(meta: dict) -> bool:
+    """Whether a page's frontmatter is OpenClaw memory-wiki's (`id`, `pageType`…)."""
+    return any(key in meta for key in OPENCLAW_FIELDS)
+
+
+def without_foreign_blocks(body: str) -> str:
+    """The body with other tools' machine blocks (`openclaw:wiki:*`) taken out: their
+    links are that tool's view of the graph, not the author's links."""
+    if "openclaw:wiki:" not in body:
+        return body
+    return _FOREIGN_BLOCK_RE.sub("", body)
+
+
+def split_foreign_tail(body: str) -> tuple[str, str]:
+    """(body, tail): the tail is OpenClaw's Related block when it closes the page — from its
+    `## Related` heading (when right above the start marker) to the end marker — else "".
+    """
+    end_marker = "<!-- openclaw:wiki:related:end -->"
+    stripped = body.rstrip()
+    if not stripped.endswith(end_marker):
+        return body, ""
+    start = stripped.rfind(OPENCLAW_RELATED_START)
+    if start < 0:
+        return body, ""
+    head = stripped[:start].rstrip(" \t")
+    if head.endswith("## Related\n"):
+        start = len(head) - len("## Related\n")
+    return stripped[:start].rstrip("\n"), stripped[start:]
+
+
+def _day_of(value: object) -> str:
+    """`updated` / `updatedAt` as a day: `2026-03-20T09:15:00.000Z` → `2026-03-20`."""
+    text = str(value).strip() if value is not None else ""
+    if len(text) > 10 and text[10] in "T ":
+        head = text[:10]
+        try:
+            dt.date.fromisoformat(head)
+        except ValueError:
+            return text
+        return head
+    return text
 
 
 def neutralise(text: str) -> str:
@@ -179,7 +288,8 @@ class Record:
     __slots__ = (
         "path", "folder", "slug", "text", "author_text", "block", "meta", "body", "links",
         "title", "kind", "sources", "questions", "status", "updated", "out", "link_md",
-        "stamp", "read_at_ns", "_folded", "_lint",
+        "stamp", "read_at_ns", "_folded", "_lint", "page_id", "source_ids", "openclaw",
+        "foreign_block", "foreign_tail", "raw_source",
     )  # fmt: skip
 
     def __init__(self, path: str, folder: str, slug: str, text: str) -> None:
@@ -187,21 +297,39 @@ class Record:
         self.author_text, self.block = split_machine_block(text)
         self.meta, self.body = parse_author(self.author_text)
         meta = self.meta
+        # OpenClaw's pages are read as what they are: kind from `pageType`, sources from
+        # `sourceIds`, updated from `updatedAt`, the title from the first heading when
+        # the frontmatter has none.
+        self.openclaw = is_openclaw_meta(meta)
+        # OpenClaw's `## Related` block closing the page is OpenClaw's, kept apart from the
+        # body and put back exactly as it is on every write (render_author's `tail`).
+        self.body, self.foreign_tail = split_foreign_tail(self.body)
+        self.foreign_block = bool(self.foreign_tail) or OPENCLAW_RELATED_START in self.body
+        self.raw_source = folder == "sources" and OPENCLAW_RAW_SOURCE in self.body
+        page_id = meta.get("id")
+        self.page_id = str(page_id).strip() if page_id is not None else ""
         title = meta.get("title")
         title = " ".join(str(title).split()) if title is not None else ""
+        if not title:
+            heading = _HEADING_RE.search(without_foreign_blocks(self.body))
+            title = " ".join(heading.group(1).split()) if heading else ""
         self.title = title or slug
-        kind = meta.get("kind")
+        kind = meta.get("kind", meta.get("pageType"))
         self.kind = str(kind) if kind is not None else FOLDER_KINDS[folder]
-        self.sources = _text_list(meta.get("sources"))
+        self.source_ids = _text_list(meta.get("sourceIds"))
+        sources = _text_list(meta.get("sources"))
+        self.sources = sources + [item for item in self.source_ids if item not in sources]
         self.questions = _text_list(meta.get("questions"))
         status = meta.get("status")
         self.status = str(status).strip() if status is not None else ""
-        updated = meta.get("updated")
-        self.updated = str(updated).strip() if updated is not None else ""
-        # (target as written, its slug or None when it names no possible page)
+        updated = meta.get("updated", meta.get("updatedAt"))
+        self.updated = _day_of(updated) if updated is not None else ""
+        # (target as written, its slug or None when it names no possible page); links in
+        # another tool's machine block, or into reports/, are not the author's links.
         self.links = [
-            (match.group(1).strip(), link_slug(match.group(1)))
-            for match in LINK_RE.finditer(self.body)
+            (match.group(1).strip(), found)
+            for match in LINK_RE.finditer(without_foreign_blocks(self.body))
+            if (found := link_slug(match.group(1))) != _NOT_A_PAGE
         ]
         seen: dict[str, None] = {}
         for _, target in self.links:
@@ -213,6 +341,12 @@ class Record:
         self.read_at_ns = 0
         self._folded: list[str] | None = None
         self._lint: tuple | None = None
+
+    @property
+    def owns_block(self) -> bool:
+        """Whether this app keeps its machine block on the page: not on OpenClaw's pages,
+        whose Related section is OpenClaw's (one tool, one block)."""
+        return not self.openclaw and not self.foreign_block
 
     def out_slugs(self) -> list[str]:
         """Slugs this page links to, first appearance first, without repeats or itself."""

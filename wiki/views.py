@@ -18,8 +18,7 @@ from memory.manage.rendering import render_markdown
 from wiki import compile as wiki_compile
 from wiki import pages
 from wiki.forms import WikiPageForm
-
-FOLDERS = ("entities", "concepts", "syntheses")
+from wiki.vault import FOLDERS
 
 
 def page_url(agent_id: str):

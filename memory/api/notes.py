@@ -13,7 +13,7 @@ from memory.api.common import source_of, valid
 from memory.api.serializers import BodyInputSerializer, NoteBodySerializer, NoteSerializer
 from memory.auth import agent_for
 from memory.errors import NotFound
-from memory.text import parse_note_name
+from memory.text import note_day
 
 
 def _note_json(info: notes.NoteInfo) -> dict:
@@ -41,14 +41,14 @@ class NoteListView(APIView):
 
 
 def _note_answer(agent, name: str, *, code: int = status.HTTP_200_OK) -> Response:
-    day, _suffix = parse_note_name(name)
+    day, _suffix = note_day(name) or (None, "")
     # Text and hash from one read: a PUT with this hash is 409 over anything written since.
-    found = workspace.read_file_locked(notes.note_path(agent, name))
+    found = workspace.read_file_locked(notes.existing_note_path(agent, name))
     if found is None:
         raise NotFound(f"No note {notes.note_file_name(name)} for agent {agent.id}.")
     return Response(
         {
-            "day": day.isoformat(),
+            "day": day.isoformat() if day else None,
             "name": notes.note_file_name(name),
             "body": found.text,
             "hash": found.hash,
@@ -69,7 +69,7 @@ class NoteView(APIView):
     )
     def put(self, request: Request, agent_id: str, name: str) -> Response:
         agent = agent_for(request, agent_id)
-        notes.note_path(agent, name)  # a bad name is 422 before the body is looked at
+        notes.existing_note_path(agent, name)  # a bad name is 422 before the body is read
         data = valid(BodyInputSerializer, request.data)
         source_of(request, data.get("source"))  # a nonsense source is refused
         created = notes.write_note(agent, name, data["body"], base_hash=data.get("base_hash"))

@@ -111,6 +111,27 @@ class NoteSerializer(serializers.Serializer):
     modified = serializers.DateTimeField()
 
 
+class MemoryFileSerializer(serializers.Serializer):
+    """One row of `GET /api/agents/{id}/memory/files` (memory.reading.MemoryFile)."""
+
+    path = serializers.CharField()
+    kind = serializers.ChoiceField(choices=["memory", "note", "file", "wiki", "extra"])
+    day = serializers.CharField(allow_null=True)
+    size = serializers.IntegerField()
+    modified = serializers.DateTimeField()
+    editable = serializers.BooleanField()
+
+
+class MemoryFileBodySerializer(serializers.Serializer):
+    """One file by its memory_get path: `{"path", "kind", "body", "hash", "editable"}`."""
+
+    path = serializers.CharField()
+    kind = serializers.CharField()
+    body = serializers.CharField()
+    hash = serializers.CharField()
+    editable = serializers.BooleanField()
+
+
 class SaveInputSerializer(serializers.Serializer):
     """Body of `POST /api/agents/{id}/memory/save` (what the `memory_save` tool does)."""
 

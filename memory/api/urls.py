@@ -7,6 +7,7 @@ from memory.api import (
     agent_memory,
     agents,
     context,
+    files,
     memory_tool,
     notes,
     proposals,
@@ -46,6 +47,15 @@ urlpatterns = [
         r"^agents/(?P<agent_id>[^/]+)/memory/notes/(?P<name>[\s\S]+)$",
         notes.NoteView.as_view(),
         name="note",
+    ),
+    path(
+        "agents/<str:agent_id>/memory/files", files.MemoryFileListView.as_view(), name="file-list"
+    ),
+    # As for notes: any characters reach the view, so a bad path is 422, never a routing 404.
+    re_path(
+        r"^agents/(?P<agent_id>[^/]+)/memory/files/(?P<path>[\s\S]+)$",
+        files.MemoryFileView.as_view(),
+        name="file",
     ),
     path("agents/<str:agent_id>/memory/context", context.ContextView.as_view(), name="context"),
     path(

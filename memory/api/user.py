@@ -22,7 +22,7 @@ from memory.api.serializers import (
 
 def _user_json() -> dict:
     # Text and hash from one read: a PUT with this hash is 409 over anything written since.
-    found = workspace.read_file_locked(facts.USER_PATH)
+    found = workspace.read_file_locked(facts.user_path())
     return UserSerializer(
         {
             "body": found.text if found else "",

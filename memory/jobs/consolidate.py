@@ -5,8 +5,10 @@ finds it only adds lines or only changes dates.
 
 The rewrite step (`rewrite_step`), the first link of the nightly chain (memory.jobs.nightly):
 
-1. Read the notes block (`memory.notes.read_notes_block`). No note newer than MEMORY.md →
-   `skipped`, no model call. No model configured → `skipped` ("no model configured").
+1. Read the notes block (`memory.notes.read_notes_block`). No note in it new or changed
+   since the last consolidation that read it (names and hashes recorded on each run,
+   `memory.jobs.runs.new_or_changed`) → `skipped`, no model call. No model configured →
+   `skipped` ("no model configured").
 2. Fit the prompt to the model's window (memory.jobs.window: the notes block shrinks until
    it fits; "prompt too long for model" → `failed`, no call). Ask the model (prompts in
    memory/jobs/prompts/consolidate_*.md, the answer constrained to consolidate_schema.json),
@@ -208,19 +210,23 @@ def _rewrite(run: Run, block: notes.NotesBlock) -> Outcome:
     old_text = found.text if found is not None else None
     old_hash = found.hash if found is not None else workspace.ABSENT
     old_text = old_text or ""
-    memory_info = workspace.stat(path)
     if not block.note_names:
         return Outcome(Run.Status.SKIPPED, "no daily notes to read")
-    # An empty MEMORY.md (as an agent's creation or start-up leaves it) has consolidated
-    # nothing yet: every note counts as new.
-    consolidated = memory_info is not None and memory_info.size > 0
-    if consolidated and (block.newest_mtime or 0) <= memory_info.mtime:
-        return Outcome(Run.Status.SKIPPED, "no note is newer than MEMORY.md")
+    # "Nothing new" by content, not by mtime (a clone or a sync renews every mtime, and an
+    # agent that edits MEMORY.md after its notes would make every note look old).
+    fresh = runs.new_or_changed(agent, Run.Kind.CONSOLIDATE, block.hashes, exclude=run.pk)
+    if not fresh:
+        return Outcome(
+            Run.Status.SKIPPED, "no note is new or changed since the last consolidation read it"
+        )
     provider = get_provider()
     if provider is None:
         return Outcome(Run.Status.SKIPPED, NO_MODEL)
 
     today = clock.today()
+    # What this run read is the window: the notes of the block at its full budget (a
+    # small model's window may take fewer of them, but asking again would not change it).
+    runs.record_notes_read(run, block.hashes)
     try:
         fitted = fit_prompt(provider, agent, old_text, today=today, block=block)
     except window.PromptTooLong as exc:

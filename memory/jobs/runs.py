@@ -337,6 +337,51 @@ def _redo(lost: Run, summary: str) -> None:
     Run.objects.filter(pk=lost.pk).update(summary=f"{summary}; {note}")
 
 
+# --- what a run read: "nothing new" judged by content ----------------------------------------
+
+# A run whose model answered: what it read was taken in, so reading it again is waste.
+ANSWERED = (Run.Status.SUCCEEDED, Run.Status.HELD)
+
+
+def record_notes_read(run: Run, hashes: dict[str, str]) -> None:
+    """Keep on the run which notes it read and the hash of each ({name: sha256})."""
+    Run.objects.filter(pk=run.pk).update(notes_read=dict(hashes))
+    run.notes_read = dict(hashes)
+
+
+def last_read_hashes(agent: Agent, kind: str, names: Iterable[str], *, exclude: int | None = None):
+    """{name: hash} of each of `names` as the newest answered run of `kind` for `agent`
+    that read it recorded it (names no such run read are absent)."""
+    wanted = set(names)
+    found: dict[str, str] = {}
+    runs = (
+        Run.objects.filter(agent=agent, kind=kind, status__in=ANSWERED)
+        .exclude(notes_read={})
+        .order_by("-started_at", "-id")
+    )
+    if exclude is not None:
+        runs = runs.exclude(pk=exclude)
+    for read in runs.values_list("notes_read", flat=True).iterator():
+        if not isinstance(read, dict):
+            continue
+        for name in wanted & set(read):
+            found[name] = read[name]
+        wanted -= set(read)
+        if not wanted:
+            break
+    return found
+
+
+def new_or_changed(
+    agent: Agent, kind: str, hashes: dict[str, str], *, exclude: int | None = None
+) -> list[str]:
+    """The notes of `hashes` ({name: sha256 as read now}) that are new or changed since
+    the last answered run of `kind` that read them, in the given order. Empty means
+    nothing new: the run can be skipped without asking the model."""
+    before = last_read_hashes(agent, kind, hashes, exclude=exclude)
+    return [name for name, digest in hashes.items() if before.get(name) != digest]
+
+
 # --- one step of a run ---------------------------------------------------------------------
 
 

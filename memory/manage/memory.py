@@ -37,7 +37,7 @@ def memory_home(request: HttpRequest) -> HttpResponse:
     """USER.md, the facts (with filter), links to each agent's memory."""
     # Hash what was read (None for a missing file), so saving onto a file created
     # meanwhile is caught as a conflict too.
-    found = workspace.read_file_locked(facts.USER_PATH)
+    found = workspace.read_file_locked(facts.user_path())
     user_body = found.text if found else ""
     raw_hash = found.hash if found else workspace.ABSENT
     user_form = FileForm(initial={"body": user_body, "base_hash": raw_hash})
@@ -71,6 +71,7 @@ def _memory_home(request, user_form: FileForm, shown_body: str, status: int = 20
         "memory/home.html",
         {
             "user_form": user_form,
+            "user_path": facts.user_path(),  # the root USER.md in an OpenClaw workspace
             "user_count": count_info(shown_body, USER_CAP),
             "facts": shown,
             "fact_total": len(all_facts),
@@ -112,7 +113,7 @@ def save_user(request: HttpRequest) -> HttpResponse:
             base_hash=form.cleaned_data["base_hash"] or None,
         )
     except DomainError as error:
-        exc = _explained(error, facts.USER_PATH)
+        exc = _explained(error, facts.user_path())
         report_error(request, exc)
         # Show what the owner typed, so nothing is lost; the base stays the old one.
         return _memory_home(request, form, body, status=exc.status_code)
@@ -257,7 +258,7 @@ def _agent_memory(request, agent: Agent, form: FileForm, body: str, status: int 
 def note_detail(request: HttpRequest, agent_id: str, name: str) -> HttpResponse:
     agent = agent_or_404(request, agent_id)
     try:
-        rel = notes.note_path(agent, name)
+        rel = notes.existing_note_path(agent, name)
         found = workspace.read_file_locked(rel)
     except DomainError as exc:
         raise Http404(exc.message) from None

@@ -4,7 +4,7 @@ wiki's own (wiki/manage_urls.py), composed beside these by memoryproject/urls.py
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from memory.manage import activity, agent, memory, proposals, scripts
+from memory.manage import activity, agent, files, memory, proposals, scripts
 
 app_name = "memory-pages"
 
@@ -23,6 +23,8 @@ urlpatterns = [
     path("agents/<str:agent_id>/memory/", memory.agent_memory, name="agent-memory"),
     path("agents/<str:agent_id>/notes/<str:name>/", memory.note_detail, name="note"),
     path("agents/<str:agent_id>/consolidate/", memory.consolidate_now, name="consolidate"),
+    path("agents/<str:agent_id>/files/", files.memory_files, name="memory-files"),
+    path("agents/<str:agent_id>/files/<path:path>", files.memory_file, name="memory-file"),
     path("search/", memory.search_page, name="search"),
     path("agent/", agent.agent_screen_current, name="agent-current"),
     path("agents/<str:agent_id>/", agent.agent_screen, name="agent"),

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from decimal import Decimal
 
 import pytest
@@ -19,6 +20,7 @@ from tests.fakellm import Reply
 from tests.jobs.conftest import (
     day,
     rewrite_answer,
+    set_mtime,
     step_prompts,
     write_memory,
     write_note,
@@ -92,20 +94,55 @@ def test_it_hands_undated_and_old_lines_to_the_model_for_review(helper_agent, fa
     assert "a note" in prompt
 
 
-def test_it_skips_without_a_model_call_when_no_note_is_newer(helper_agent, fake_llm):
+def test_it_skips_without_a_model_call_when_no_note_is_new_or_changed(helper_agent, fake_llm):
+    note = write_note(helper_agent, f"{day(0)}.md", "old news\n", age=7200)
+    write_memory(helper_agent, OLD, age=60)
+    fake_llm.script(rewrite_answer(OLD))
+    first = run_now(helper_agent)
+    assert first.status == "succeeded", first.summary
+    assert first.notes_read == {f"{day(0)}.md": workspace.hash_text("old news\n")}
+
+    # Nothing new: skipped, no model call — even when a sync or a clone renews every mtime.
+    set_mtime(note, time.time() + 3600)
+    second = run_now(helper_agent)
+    assert (second.status, second.summary) == (
+        "skipped",
+        "no note is new or changed since the last consolidation read it",
+    )
+    assert len(step_prompts(fake_llm, "consolidate")) == 1
+
+    # A changed note (same name, new text) is read again.
+    write_note(helper_agent, f"{day(0)}.md", "old news\nand a new line\n", age=7200)
+    fake_llm.script(rewrite_answer(OLD))
+    third = run_now(helper_agent)
+    assert third.status == "succeeded", third.summary
+    assert "and a new line" in step_prompts(fake_llm, "consolidate")[-1]
+
+
+def test_it_reads_notes_older_than_memory_md_that_no_run_read(helper_agent, fake_llm):
+    # A cloned or synced workspace, or an agent that edits MEMORY.md after its notes:
+    # MEMORY.md is newer than every note, yet no consolidation has read them.
     write_note(helper_agent, f"{day(0)}.md", "old news\n", age=7200)
     write_memory(helper_agent, OLD, age=60)
+    fake_llm.script(rewrite_answer(OLD + f"- old news ({day(0)})\n"))
 
     run = run_now(helper_agent)
 
-    assert (run.status, run.summary) == ("skipped", "no note is newer than MEMORY.md")
-    assert step_prompts(fake_llm, "consolidate") == []
-    assert not Proposal.objects.exists()
+    assert run.status == "succeeded", run.summary
+    assert "old news" in step_prompts(fake_llm, "consolidate")[0]
+    assert Proposal.objects.get(kind="memory_rewrite").status == "pending"
+
+
+def test_a_failed_run_does_not_count_as_having_read_the_notes(helper_agent, fake_llm):
+    write_note(helper_agent, f"{day(0)}.md", "news\n")
+    write_memory(helper_agent, OLD)
+    fake_llm.script(Reply(status=500))
+    assert run_now(helper_agent).status == "failed"
+    fake_llm.script(rewrite_answer(OLD))
+    assert run_now(helper_agent).status == "succeeded"
 
 
 def test_it_reads_older_notes_when_memory_md_is_still_empty(helper_agent, fake_llm):
-    # The empty MEMORY.md an agent's creation leaves is newer than an imported workspace's
-    # notes, but it has consolidated nothing: the notes must still be read.
     write_note(helper_agent, f"{day(0)}.md", "old news\n", age=7200)
     write_memory(helper_agent, "", age=60)
     fake_llm.script(rewrite_answer(f"- old news ({day(0)})\n"))

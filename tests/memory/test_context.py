@@ -17,6 +17,11 @@ def days(master):
     return today.isoformat(), (today - dt.timedelta(days=1)).isoformat()
 
 
+def part(title: str, text: str) -> str:
+    """One part of the pre-turn block: its heading, the note's text fenced as data."""
+    return f"## {title}\n```markdown\n{text}\n```"
+
+
 # --- §4.1 system prompt ----------------------------------------------------------------
 
 
@@ -64,8 +69,9 @@ def test_it_walks_the_cursor_sequence(master, workspace, days):
 
     # First turn: both plain notes whole, yesterday first.
     assert context.pre_turn_block(master, "conv-1") == (
-        f"## memory/{yesterday}.md\n# {yesterday}\n\n- 21:00 hôm qua\n\n"
-        f"## memory/{today}.md\n# {today}\n\n- 07:00 sáng"
+        part(f"memory/{yesterday}.md", f"# {yesterday}\n\n- 21:00 hôm qua")
+        + "\n\n"
+        + part(f"memory/{today}.md", f"# {today}\n\n- 07:00 sáng")
     )
     # Nothing new: empty.
     assert context.pre_turn_block(master, "conv-1") == ""
@@ -73,26 +79,27 @@ def test_it_walks_the_cursor_sequence(master, workspace, days):
     # A memory_save during the turn shows from the next opening message on, alone.
     line = notes.memory_save(master, "uống thuốc").line
     assert context.pre_turn_block(master, "conv-1") == (
-        f"## memory/{today}.md (new since last shown)\n{line}"
+        part(f"memory/{today}.md (new since last shown)", line)
     )
     assert context.pre_turn_block(master, "conv-1") == ""
 
     # Another conversation starts from the beginning.
     assert context.pre_turn_block(master, "conv-2") == (
-        f"## memory/{yesterday}.md\n# {yesterday}\n\n- 21:00 hôm qua\n\n"
-        f"## memory/{today}.md\n# {today}\n\n- 07:00 sáng\n{line}"
+        part(f"memory/{yesterday}.md", f"# {yesterday}\n\n- 21:00 hôm qua")
+        + "\n\n"
+        + part(f"memory/{today}.md", f"# {today}\n\n- 07:00 sáng\n{line}")
     )
 
     # A rewrite (what was shown is no longer a prefix) shows the whole new version.
     notes.write_note(master, today, f"# {today}\n\n- 07:00 sáng (sửa)\n")
     assert context.pre_turn_block(master, "conv-1") == (
-        f"## memory/{today}.md\n# {today}\n\n- 07:00 sáng (sửa)"
+        part(f"memory/{today}.md", f"# {today}\n\n- 07:00 sáng (sửa)")
     )
     assert context.pre_turn_block(master, "conv-1") == ""
 
     # A shorter rewrite that keeps a prefix of nothing is whole too.
     notes.write_note(master, today, f"# {today}\n")
-    assert context.pre_turn_block(master, "conv-1") == f"## memory/{today}.md\n# {today}"
+    assert context.pre_turn_block(master, "conv-1") == part(f"memory/{today}.md", f"# {today}")
 
     cursor = NoteCursor.objects.get(agent=master, conversation="conv-1", note=f"{today}.md")
     assert cursor.shown_size == len(f"# {today}\n".encode())
@@ -103,8 +110,8 @@ def test_it_shows_a_note_created_after_the_first_turn_whole(master, workspace, d
     assert context.pre_turn_block(master, "c") == ""
     notes.memory_save(master, "first of the day")
     block = context.pre_turn_block(master, "c")
-    assert block.startswith(f"## memory/{today}.md\n# {today}\n\n- ")
-    assert block.endswith(" first of the day")
+    assert block.startswith(f"## memory/{today}.md\n```markdown\n# {today}\n\n- ")
+    assert block.endswith(" first of the day\n```")
 
 
 def test_it_counts_bytes_not_characters(master, workspace, days):
@@ -114,14 +121,14 @@ def test_it_counts_bytes_not_characters(master, workspace, days):
     with open(workspace / f"memory/{today}.md", "a", encoding="utf-8") as handle:
         handle.write("- 08:00 bún chả\n")
     assert context.pre_turn_block(master, "c") == (
-        f"## memory/{today}.md (new since last shown)\n- 08:00 bún chả"
+        part(f"memory/{today}.md (new since last shown)", "- 08:00 bún chả")
     )
 
 
 def test_the_preview_writes_no_cursor(master, workspace, days):
     today, _ = days
     write_by_hand(workspace / f"memory/{today}.md", "- 07:00 a\n")
-    expected = f"## memory/{today}.md\n- 07:00 a"
+    expected = part(f"memory/{today}.md", "- 07:00 a")
     assert context.preview_pre_turn(master) == expected
     assert context.pre_turn_block(master, "c", advance=False) == expected
     assert NoteCursor.objects.count() == 0
@@ -133,7 +140,7 @@ def test_it_keeps_agents_apart(master, helper_agent, workspace, days):
     today, _ = days
     write_by_hand(workspace / f"agents/helper/memory/{today}.md", "- helper's\n")
     assert context.pre_turn_block(master, "c") == ""
-    assert context.pre_turn_block(helper_agent, "c") == f"## memory/{today}.md\n- helper's"
+    assert context.pre_turn_block(helper_agent, "c") == part(f"memory/{today}.md", "- helper's")
 
 
 # --- §4.3 group chats and build_context ------------------------------------------------
@@ -148,7 +155,7 @@ def test_a_group_chat_gets_no_private_memory(master, workspace, days):
     assert NoteCursor.objects.count() == 0
     direct = context.build_context(master, "dm-1", "direct")
     assert direct["system"] == "## USER.md\nprivate\n\n## MEMORY.md\nprivate"
-    assert direct["pre_turn"] == f"## memory/{today}.md\nprivate"
+    assert direct["pre_turn"] == part(f"memory/{today}.md", "private")
 
 
 def test_it_refuses_an_unknown_chat_kind(master):

@@ -198,7 +198,7 @@ def test_it_serves_the_prompt_context_and_moves_the_cursor(owner_client, master,
     url = "/api/agents/master/memory/context"
     first = owner_client.get(url, {"conversation": "tg-42"}).json()
     assert first["system"] == "## MEMORY.md\n- Owner: Minh"
-    assert first["pre_turn"].startswith(f"## memory/{day}.md\n# {day}\n\n- ")
+    assert first["pre_turn"].startswith(f"## memory/{day}.md\n```markdown\n# {day}\n\n- ")
     assert owner_client.get(url, {"conversation": "tg-42"}).json()["pre_turn"] == ""
     assert NoteCursor.objects.filter(conversation="tg-42").count() == 1
     # Without a conversation: the preview, nothing recorded.

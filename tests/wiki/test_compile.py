@@ -3,6 +3,9 @@ real HTTP."""
 
 from __future__ import annotations
 
+import os
+import time
+
 import pytest
 
 from memory import clock, workspace
@@ -257,8 +260,15 @@ def test_the_chained_compile_skips_notes_it_already_compiled(helper_agent, fake_
     fake_llm.script({"pages": [page("Eco", "Due.")]})
     first = wiki_compile.compile_after_consolidation(helper_agent.id)
     assert first.status == "succeeded"
+    assert first.notes_read == {f"{TODAY}.md": workspace.hash_text("- Eco is due\n")}
+    # Judged by content: a renewed mtime (a sync, a clone) is not a new note.
+    path = workspace.resolve(helper_agent.path(f"memory/{TODAY}.md"))
+    os.utime(path, (time.time() + 3600, time.time() + 3600))
     second = wiki_compile.compile_after_consolidation(helper_agent.id)
-    assert (second.status, second.summary) == ("skipped", "no note is newer than the last compile")
+    assert (second.status, second.summary) == (
+        "skipped",
+        "no note is new or changed since the last compile read it",
+    )
     assert len(fake_llm.requests) == 1
     # A compile started by hand asks anyway; a new note wakes the chain up again.
     assert compile_now(helper_agent).status == "succeeded"

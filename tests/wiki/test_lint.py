@@ -120,10 +120,15 @@ def test_reports_are_not_pages_and_are_written_only_when_changed(master, workspa
     assert report_file.stat().st_mtime_ns == mtime
 
 
-def test_hand_made_pages_get_their_machine_block(master):
+def test_hand_made_pages_are_left_as_written_until_the_app_writes_them(master):
+    # The app adds its machine block only to pages it writes (issue 12.6): a refresh never
+    # touches a hand-made page; once the app writes it, the block comes with its links.
     make_vault()
+    before = workspace.read("memory/wiki/concepts/concept-a.md")
     pages.refresh(master)  # what every edit and compile does
+    assert workspace.read("memory/wiki/concepts/concept-a.md") == before
+    pages.save_page(master, slug="concept-a", body="See [[Nobody Wrote This]].", partial=True)
     text = workspace.read("memory/wiki/concepts/concept-a.md")
-    assert text.startswith("---\ntitle: Concept A\nkind: concept\nsources: [conv:1]\n")
+    assert text.startswith("---\ntitle: Concept A\nkind: concept\nsources:\n- conv:1\n")
     assert "Linked from:\n- [[fine|Fine]]\n" in text
     assert "- [[nobody-wrote-this|Nobody Wrote This]] (no page yet)\n" in text

@@ -184,7 +184,7 @@ def test_a_bom_is_kept_on_disk_and_never_reaches_the_prompt(workspace, master, o
     for part in (context["system"], context["pre_turn"]):
         assert "\ufeff" not in part and "\r" not in part
     assert "## USER.md\nI am Minh." in context["system"]
-    assert f"## memory/{day}.md\n# {day}\n\n- 08:00 first" in context["pre_turn"]
+    assert f"## memory/{day}.md\n```markdown\n# {day}\n\n- 08:00 first" in context["pre_turn"]
     owner_client.post("/api/agents/master/memory/save", {"text": "second"})
     later = owner_client.get("/api/agents/master/memory/context?conversation=c1").json()
     assert "\r" not in later["pre_turn"] and "second" in later["pre_turn"]

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import logging
 
+from django.db import IntegrityError, transaction
+
 from memory import workspace
-from memory.errors import DomainError, NotFound, PathRefused
+from memory.errors import Conflict, DomainError, NotFound, PathRefused
 from memory.models import Agent
 
 log = logging.getLogger(__name__)
@@ -21,6 +23,27 @@ def get_agent_or_404(agent_id: str) -> Agent:
     if agent is None:
         raise NotFound(f"No agent {agent_id!r}.")
     return agent
+
+
+def create_agent(
+    *, id: str, name: str, autonomous: bool = False, memory_consolidate: str = ""
+) -> Agent:
+    """Create a (non-default) agent from fields a serializer validated; its directory
+    follows (on_agent_saved), its schedule too (memory.jobs.schedules). Conflict (409)
+    when the id is taken, also when two requests race for it."""
+    if Agent.objects.filter(pk=id).exists():
+        raise Conflict(f"Agent {id!r} exists.", field="id")
+    try:
+        with transaction.atomic():
+            return Agent.objects.create(
+                id=id,
+                name=name,
+                autonomous=autonomous,
+                memory_consolidate=memory_consolidate,
+                is_default=False,
+            )
+    except IntegrityError:
+        raise Conflict(f"Agent {id!r} exists.", field="id") from None
 
 
 def default_agent() -> Agent:

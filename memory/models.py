@@ -12,6 +12,7 @@ from django.conf import settings
 from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 
 AGENT_ID_VALIDATOR = RegexValidator(
     r"^[a-z0-9]+(?:-[a-z0-9]+)*\Z", "An agent id is lowercase letters, digits and hyphens."
@@ -24,11 +25,16 @@ class Agent(models.Model):
     is_default = models.BooleanField(default=False)
     autonomous = models.BooleanField(default=False)
     memory_consolidate = models.CharField(
-        max_length=100, blank=True, default="", help_text="Cron expression, e.g. 0 3 * * *"
+        max_length=100,
+        blank=True,
+        default="",
+        help_text=_("Cron expression of the nightly consolidation, e.g. 0 3 * * *"),
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = _("agent")
+        verbose_name_plural = _("agents")
         ordering = ["-is_default", "id"]
         constraints = [
             models.UniqueConstraint(
@@ -70,6 +76,8 @@ class ApiToken(models.Model):
     last_used_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name = _("API token")
+        verbose_name_plural = _("API tokens")
         constraints = [
             models.CheckConstraint(
                 condition=Q(user__isnull=False, agent__isnull=True)
@@ -107,6 +115,8 @@ class NoteCursor(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
+        verbose_name = _("note cursor")
+        verbose_name_plural = _("note cursors")
         constraints = [
             models.UniqueConstraint(
                 fields=["agent", "conversation", "note"], name="one_cursor_per_note"
@@ -129,6 +139,8 @@ class ContextTurn(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
+        verbose_name = _("context turn")
+        verbose_name_plural = _("context turns")
         constraints = [
             models.UniqueConstraint(
                 fields=["agent", "conversation"], name="one_turn_per_conversation"
@@ -143,16 +155,16 @@ class Run(models.Model):
     """One consolidation, fact review or compile (SPEC §12), shown in Activity."""
 
     class Kind(models.TextChoices):
-        CONSOLIDATE = "consolidate"
-        FACT_REVIEW = "fact_review"
-        COMPILE = "compile"
+        CONSOLIDATE = "consolidate", _("consolidation")
+        FACT_REVIEW = "fact_review", _("fact review")
+        COMPILE = "compile", _("wiki compile")
 
     class Status(models.TextChoices):
-        RUNNING = "running"
-        SUCCEEDED = "succeeded"
-        SKIPPED = "skipped"
-        FAILED = "failed"
-        HELD = "held"
+        RUNNING = "running", _("running")
+        SUCCEEDED = "succeeded", _("succeeded")
+        SKIPPED = "skipped", _("skipped")
+        FAILED = "failed", _("failed")
+        HELD = "held", _("held")
 
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="runs")
     kind = models.CharField(max_length=20, choices=Kind.choices)
@@ -174,6 +186,8 @@ class Run(models.Model):
     notes_read = models.JSONField(default=dict, blank=True)
 
     class Meta:
+        verbose_name = _("run")
+        verbose_name_plural = _("runs")
         ordering = ["-started_at", "-id"]
         constraints = [
             # At most one consolidation or compile runs per agent, across every worker
@@ -193,8 +207,8 @@ class ScriptEntry(models.Model):
     """What an agent's scripts keep with store(key, value) (SPEC §11)."""
 
     class Scope(models.TextChoices):
-        SCHEDULE = "schedule"
-        CONVERSATION = "conversation"
+        SCHEDULE = "schedule", _("schedule")
+        CONVERSATION = "conversation", _("conversation")
 
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="script_entries")
     scope = models.CharField(max_length=20, choices=Scope.choices)
@@ -204,6 +218,8 @@ class ScriptEntry(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
+        verbose_name = _("script-store entry")
+        verbose_name_plural = _("script-store entries")
         ordering = ["scope", "scope_id", "key"]
         constraints = [
             models.UniqueConstraint(
@@ -229,7 +245,24 @@ class WorkerBeat(models.Model):
     restarts = models.PositiveIntegerField(default=0)
 
     class Meta:
+        verbose_name = _("worker heartbeat")
+        verbose_name_plural = _("worker heartbeats")
         ordering = ["-beat_at"]
 
     def __str__(self) -> str:
         return f"{self.name} ({self.beat_at:%H:%M:%S})"
+
+
+class WorkspaceBinding(models.Model):
+    """The workspace this database serves (memory.binding): one row, claimed by the first
+    start. Rows describe files of one workspace, so another one is refused."""
+
+    path = models.CharField(max_length=1000)
+    claimed_at = models.DateTimeField()
+
+    class Meta:
+        verbose_name = _("workspace of this database")
+        verbose_name_plural = _("workspace of this database")
+
+    def __str__(self) -> str:
+        return self.path

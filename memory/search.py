@@ -453,18 +453,63 @@ def search_all(query: str, *, agent_id: str | None = None, limit: int = DEFAULT_
     scope, as `search` ranks them. Without: every agent's results and the user scope's,
     each ranked on its own and interleaved by rank. Raises NotFound for an unknown agent,
     InvalidInput as `search` does."""
+    _check_limit(limit)
+    return _search_all(query, agent_id=agent_id, limit=limit)
+
+
+def _search_all(query: str, *, agent_id: str | None, limit: int) -> list[Hit]:
     from memory.agents import get_agent_or_404
 
-    _check_limit(limit)
-    if agent_id is not None:
-        return search(query, agent=get_agent_or_404(agent_id), limit=limit)
+    agent = get_agent_or_404(agent_id) if agent_id is not None else None
     parsed = _Query(query)
     now_ns = time.time_ns()
+    if agent is not None:
+        return _search_pool(parsed, _agent_sources(agent) + _user_sources(), limit, now_ns)
     pools = [
         _search_pool(parsed, _agent_sources(agent), limit, now_ns) for agent in Agent.objects.all()
     ]
     pools.append(_search_pool(parsed, _user_sources(), limit, now_ns))
     return interleave(pools, limit, len(parsed.words))
+
+
+# How many entries a window of results counts at most: past this the count is "1,000+".
+COUNT_CAP = 1000
+
+
+@dataclass(frozen=True)
+class Window:
+    """One page of search_all's results: `hits[offset:offset + limit]` of `total` found,
+    `total` counted up to COUNT_CAP (`capped` when there may be more)."""
+
+    hits: list[Hit]
+    total: int
+    capped: bool
+    offset: int
+    limit: int
+
+
+def search_window(
+    query: str,
+    *,
+    agent_id: str | None = None,
+    offset: int = 0,
+    limit: int = DEFAULT_LIMIT,
+    count_up_to: int = COUNT_CAP,
+) -> Window:
+    """A page of `search_all`'s ranked results and how many there are, for lists a person
+    pages through (the management pages, `GET /api/memory/search?offset=`). The ranking
+    is exactly search_all's; the count is exact up to `count_up_to` (then `capped`), so a
+    word found on every line of ten years of notes still answers in one pass.
+    Raises InvalidInput as search_all does, and for a negative offset."""
+    _check_limit(limit)
+    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+        raise InvalidInput("offset must be a whole number, 0 or more.")
+    wanted = max(count_up_to, offset + limit) + 1
+    found = _search_all(query, agent_id=agent_id, limit=wanted)
+    capped = len(found) >= wanted
+    if capped:
+        found = found[: wanted - 1]
+    return Window(found[offset : offset + limit], len(found), capped, offset, limit)
 
 
 def format_hit(hit: Hit) -> str:

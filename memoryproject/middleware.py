@@ -42,6 +42,31 @@ class BodySizeLimitMiddleware:
         return self.get_response(request)
 
 
+class WorkspaceCheckMiddleware:
+    """Refuse to serve a workspace this database does not belong to (memory.binding): 503
+    with the reason — JSON for the API and MCP, a page for the rest."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        from django.http import JsonResponse
+        from django.shortcuts import render
+
+        from memory.binding import WrongWorkspace, check_workspace
+
+        if not request.path.startswith("/static/"):
+            try:
+                check_workspace()
+            except WrongWorkspace as exc:
+                if request.path.startswith(("/api/", "/mcp", "/healthz")):
+                    return JsonResponse({"detail": exc.message, "code": exc.code}, status=503)
+                return render(
+                    request, "memory/wrong_workspace.html", {"reason": exc.message}, status=503
+                )
+        return self.get_response(request)
+
+
 class DomainErrorPageMiddleware:
     """A domain error raised out of a page view (not the API: DRF maps those to JSON in
     memoryproject.api) becomes a page saying what happened, with its status — a full

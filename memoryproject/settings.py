@@ -176,6 +176,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "memoryproject.middleware.WorkspaceCheckMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "memoryproject.middleware.ContentSecurityPolicyMiddleware",
     "memoryproject.middleware.DomainErrorPageMiddleware",

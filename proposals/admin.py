@@ -15,6 +15,8 @@ from django.http import HttpRequest, HttpResponseNotAllowed, HttpResponseRedirec
 from django.shortcuts import get_object_or_404
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from memory.errors import DomainError
 from memory.owner import is_owner
@@ -23,9 +25,19 @@ from proposals.diff import reason_text, render_proposal
 from proposals.models import Proposal
 
 OPERATIONS = {
-    "approve": (actions.approve, "approved"),
-    "reject": (actions.reject, "rejected"),
-    "undo": (actions.undo, "undone"),
+    "approve": actions.approve,
+    "reject": actions.reject,
+    "undo": actions.undo,
+}
+DONE = {
+    "approve": gettext_lazy("Proposal #%(id)s approved."),
+    "reject": gettext_lazy("Proposal #%(id)s rejected."),
+    "undo": gettext_lazy("Proposal #%(id)s undone."),
+}
+REFUSED = {
+    "approve": gettext_lazy("Proposal #%(id)s not approved: %(error)s"),
+    "reject": gettext_lazy("Proposal #%(id)s not rejected: %(error)s"),
+    "undo": gettext_lazy("Proposal #%(id)s not undone: %(error)s"),
 }
 
 
@@ -40,10 +52,10 @@ class ProposalAdmin(admin.ModelAdmin):
     actions = ["approve_selected", "reject_selected", "undo_selected"]
     fieldsets = [
         (None, {"fields": ["kind", "status", "agent", "target", "source", "run_link"]}),
-        ("Why", {"fields": ["reasons_list"]}),
-        ("What it changes", {"fields": ["diff"]}),
+        (gettext_lazy("Why"), {"fields": ["reasons_list"]}),
+        (gettext_lazy("What it changes"), {"fields": ["diff"]}),
         (
-            "Decision",
+            gettext_lazy("Decision"),
             {"fields": ["created_at", "decided_at", "decided_by", "undone_at", "undone_by"]},
         ),
     ]
@@ -83,11 +95,12 @@ class ProposalAdmin(admin.ModelAdmin):
     def get_ordering(self, request: HttpRequest) -> list[str]:
         return ["pending_first", "-created_at", "-id"]
 
-    @admin.display(description="status", ordering="pending_first")
+    @admin.display(description=gettext_lazy("status"), ordering="pending_first")
     def status_label(self, obj: Proposal) -> str:
+        label = obj.get_status_display()
         if obj.status == Proposal.Status.APPROVED and obj.undone_at:
-            return "approved, undone"
-        return obj.status
+            return _("%(status)s, undone") % {"status": label}
+        return label
 
     # --- read-only change page ------------------------------------------------------------
 
@@ -103,7 +116,7 @@ class ProposalAdmin(admin.ModelAdmin):
     def has_decide_permission(self, request: HttpRequest) -> bool:
         return is_owner(request.user)
 
-    @admin.display(description="run")
+    @admin.display(description=gettext_lazy("run"))
     def run_link(self, obj: Proposal) -> str:
         if obj.run_id is None:
             return "—"
@@ -115,7 +128,7 @@ class ProposalAdmin(admin.ModelAdmin):
             obj.run.status,
         )
 
-    @admin.display(description="reasons")
+    @admin.display(description=gettext_lazy("reasons"))
     def reasons_list(self, obj: Proposal) -> str:
         reasons = obj.reasons or []
         if not reasons:
@@ -125,7 +138,7 @@ class ProposalAdmin(admin.ModelAdmin):
             format_html_join("", "<li>{}</li>", ((reason_text(r),) for r in reasons)),
         )
 
-    @admin.display(description="diff")
+    @admin.display(description=gettext_lazy("diff"))
     def diff(self, obj: Proposal) -> str:
         return render_proposal(obj)
 
@@ -162,7 +175,7 @@ class ProposalAdmin(admin.ModelAdmin):
                 return HttpResponseNotAllowed(["POST"])
             change_url = reverse("admin:proposals_proposal_change", args=[proposal_id])
             if not self.has_decide_permission(request):
-                self.message_user(request, "You may not decide proposals.", messages.ERROR)
+                self.message_user(request, _("You may not decide proposals."), messages.ERROR)
                 return HttpResponseRedirect(change_url)
             proposal = get_object_or_404(Proposal, pk=proposal_id)
             self._run(request, name, proposal)
@@ -171,15 +184,17 @@ class ProposalAdmin(admin.ModelAdmin):
         return view
 
     def _run(self, request: HttpRequest, name: str, proposal: Proposal) -> bool:
-        operation, done = OPERATIONS[name]
+        operation = OPERATIONS[name]
         try:
             operation(proposal, by=request.user.get_username())
         except DomainError as error:
             self.message_user(
-                request, f"Proposal #{proposal.pk} not {done}: {error.message}", messages.ERROR
+                request,
+                REFUSED[name] % {"id": proposal.pk, "error": error.message},
+                messages.ERROR,
             )
             return False
-        self.message_user(request, f"Proposal #{proposal.pk} {done}.", messages.SUCCESS)
+        self.message_user(request, DONE[name] % {"id": proposal.pk}, messages.SUCCESS)
         return True
 
     def _run_selected(self, request: HttpRequest, queryset: QuerySet[Proposal], name: str):
@@ -187,14 +202,16 @@ class ProposalAdmin(admin.ModelAdmin):
         for proposal in queryset.order_by("created_at", "id"):
             self._run(request, name, proposal)
 
-    @admin.action(description="Approve selected proposals", permissions=["decide"])
+    @admin.action(description=gettext_lazy("Approve selected proposals"), permissions=["decide"])
     def approve_selected(self, request: HttpRequest, queryset: QuerySet[Proposal]) -> None:
         self._run_selected(request, queryset, "approve")
 
-    @admin.action(description="Reject selected proposals", permissions=["decide"])
+    @admin.action(description=gettext_lazy("Reject selected proposals"), permissions=["decide"])
     def reject_selected(self, request: HttpRequest, queryset: QuerySet[Proposal]) -> None:
         self._run_selected(request, queryset, "reject")
 
-    @admin.action(description="Undo selected (applied) proposals", permissions=["decide"])
+    @admin.action(
+        description=gettext_lazy("Undo selected (applied) proposals"), permissions=["decide"]
+    )
     def undo_selected(self, request: HttpRequest, queryset: QuerySet[Proposal]) -> None:
         self._run_selected(request, queryset, "undo")

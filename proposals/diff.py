@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext, gettext_lazy
 
 from proposals.actions import planned_writes, previous_texts
 from proposals.models import Proposal
@@ -82,10 +83,10 @@ def added_lines(proposal: Proposal) -> list[str]:
 
 _CLASSES = {SAME: "diff-same", REMOVED: "diff-removed", ADDED: "diff-added", HUNK: "diff-hunk"}
 _CHANGE_LABELS = {
-    "create": "new file",
-    "delete": "deleted",
-    "modify": "changed",
-    "unchanged": "unchanged",
+    "create": gettext_lazy("new file"),
+    "delete": gettext_lazy("deleted"),
+    "modify": gettext_lazy("changed"),
+    "unchanged": gettext_lazy("unchanged"),
 }
 
 
@@ -95,7 +96,7 @@ def _file_diffs_html(diffs: list[FileDiff]) -> str:
         parts.append('<div class="proposal-diff">')
         parts.append(
             f'<div class="diff-path"><code>{escape(item.path)}</code> '
-            f"({escape(_CHANGE_LABELS.get(item.change, item.change))})</div>"
+            f"({escape(str(_CHANGE_LABELS.get(item.change, item.change)))})</div>"
         )
         parts.append('<pre class="diff">')
         if not item.rows:
@@ -123,9 +124,9 @@ def render_proposal(proposal: Proposal) -> SafeString:
     (for every kind) the diff of each file against what it replaces."""
     parts: list[str] = []
     if proposal.kind == "agent_memory":
-        parts.append("<h4>Lines it would add</h4>")
+        parts.append(f"<h4>{escape(gettext('Lines it would add'))}</h4>")
         parts.append(_added_lines_html(added_lines(proposal)))
-        parts.append("<h4>MEMORY.md after approving</h4>")
+        parts.append(f"<h4>{escape(gettext('MEMORY.md after approving'))}</h4>")
     parts.append(_file_diffs_html(proposal_diff(proposal)))
     # The one mark_safe: every path and line was escaped by the helpers above.
     return mark_safe("".join(parts))

@@ -4,14 +4,15 @@ Only proposals/actions.py changes a proposal's status.
 """
 
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 
 class Proposal(models.Model):
     class Status(models.TextChoices):
-        PENDING = "pending"
-        APPROVED = "approved"
-        REJECTED = "rejected"
-        SUPERSEDED = "superseded"
+        PENDING = "pending", _("pending")
+        APPROVED = "approved", _("approved")
+        REJECTED = "rejected", _("rejected")
+        SUPERSEDED = "superseded", _("superseded")
 
     kind = models.CharField(max_length=30, db_index=True)
     agent = models.ForeignKey(
@@ -43,6 +44,8 @@ class Proposal(models.Model):
     )
 
     class Meta:
+        verbose_name = _("proposal")
+        verbose_name_plural = _("proposals")
         ordering = ["-created_at", "-id"]
 
     def __str__(self) -> str:

@@ -17,6 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from memory.api.pagination import page_parameters, page_schema, paged
 from memory.api.serializers import RunAnswerSerializer, RunSerializer, TextField
 from memory.auth import agent_for
 from memory.errors import InvalidInput
@@ -90,13 +91,18 @@ class ReportSerializer(serializers.Serializer):
 
 class WikiTocView(APIView):
     @extend_schema(
-        parameters=[OpenApiParameter("q", str, description="rank by the wiki_search rules")],
-        responses=TocEntrySerializer(many=True),
+        operation_id="agents_memory_wiki_list",
+        parameters=[
+            OpenApiParameter("q", str, description="rank by the wiki_search rules"),
+            *page_parameters(),
+        ],
+        responses=page_schema(TocEntrySerializer),
     )
     def get(self, request: Request, agent_id: str) -> Response:
         agent = agent_for(request, agent_id)
         q = request.query_params.get("q") or None
-        return Response([page.toc() for page in pages.list_pages(agent, q)])
+        listed = pages.list_pages(agent, q)
+        return paged(request, listed, lambda window: [page.toc() for page in window])
 
 
 class WikiPageView(APIView):

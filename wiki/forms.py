@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django import forms
+from django.utils.html import escape
 from django.utils.translation import gettext_lazy as _
 
 from wiki.vault import KINDS
@@ -21,7 +22,8 @@ class WikiPageForm(forms.Form):
     status = forms.CharField(label=_("Status"), max_length=50, initial="ok")
     sources = forms.CharField(
         label=_("Sources"),
-        help_text=_("one per line: note:YYYY-MM-DD or conv:<id>"),
+        # Django puts help text in the page unescaped: escape it, or `<id>` is a tag.
+        help_text=escape(_("one per line: note:YYYY-MM-DD or conv:<id>")),
         widget=forms.Textarea(attrs={"rows": 4}),
     )
     questions = forms.CharField(

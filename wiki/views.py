@@ -9,23 +9,56 @@ from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils.http import urlencode
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from memory.errors import DomainError
-from memory.manage.layout import agent_or_404, current_agent, owner_required, page, report_error
-from memory.manage.rendering import render_markdown
+from memory.errors import DomainError, InvalidInput
+from memory.manage.forms import attach_error
+from memory.manage.layout import (
+    agent_or_404,
+    current_agent,
+    owner_required,
+    page,
+    report_error,
+    report_started,
+)
+from memory.manage.paging import paginate
+from memory.manage.rendering import highlight, render_markdown
+from memory.text import parse_note_name
 from wiki import compile as wiki_compile
 from wiki import pages
 from wiki.forms import WikiPageForm
 from wiki.vault import FOLDERS
 
 
-def page_url(agent_id: str):
+def page_url(agent_id: str, existing: set[str] | None = None):
+    """The address a `[[link]]` goes to: the page, or — for a page nobody wrote yet, when
+    `existing` is given — the form that writes it, its title filled in."""
+
     def url(slug: str) -> str:
+        if existing is not None and slug not in existing:
+            return reverse("wiki-pages:new", args=[agent_id]) + "?" + urlencode({"slug": slug})
         return reverse("wiki-pages:page", args=[agent_id, slug])
 
     return url
+
+
+def source_links(agent, sources: list[str]) -> list[dict]:
+    """Each source with the address of its note (`note:YYYY-MM-DD[-suffix]`), if any."""
+    rows = []
+    for source in sources:
+        url = ""
+        kind, _sep, ref = source.partition(":")
+        if kind == "note":
+            try:
+                parse_note_name(ref)
+            except InvalidInput:
+                pass
+            else:
+                url = reverse("memory-pages:note", args=[agent.pk, ref])
+        rows.append({"source": source, "url": url})
+    return rows
 
 
 @owner_required
@@ -37,18 +70,30 @@ def vault_current(request: HttpRequest) -> HttpResponse:
 def vault(request: HttpRequest, agent_id: str) -> HttpResponse:
     agent = agent_or_404(request, agent_id)
     query = (request.GET.get("q") or "").strip()
-    entries = pages.list_pages(agent)
+    rank = {folder: index for index, folder in enumerate(FOLDERS)}
+    entries = sorted(
+        pages.list_pages(agent),
+        key=lambda entry: (rank.get(entry.folder, len(rank)), entry.title.casefold(), entry.slug),
+    )
+    pager = paginate(request, entries, per_page=60, label=_("wiki pages"))
     groups = {folder: [] for folder in FOLDERS}
-    for entry in entries:
+    for entry in pager.items:
         groups.setdefault(entry.folder, []).append(entry)
-    for items in groups.values():
-        items.sort(key=lambda entry: (entry.title.casefold(), entry.slug))
+    counts = {folder: 0 for folder in FOLDERS}
+    for entry in entries:
+        counts[entry.folder] = counts.get(entry.folder, 0) + 1
     results = None
+    results_pager = None
     if query:
         try:
-            results = pages.search_pages(agent, query, limit=50)
+            found = pages.search_pages(agent, query, limit=max(len(entries), 1))
         except DomainError as exc:
             report_error(request, exc)
+        else:
+            results_pager = paginate(request, found, param="rpage", label=_("results"))
+            results = [
+                {"entry": hit, "html": highlight(hit.text, query)} for hit in results_pager.items
+            ]
     try:
         report = pages.report(agent)
     except DomainError as exc:
@@ -58,8 +103,10 @@ def vault(request: HttpRequest, agent_id: str) -> HttpResponse:
         request,
         "wiki/vault.html",
         {
-            "groups": [(folder, items) for folder, items in groups.items()],
+            "groups": [(folder, items, counts.get(folder, 0)) for folder, items in groups.items()],
             "total": len(entries),
+            "pager": pager,
+            "results_pager": results_pager,
             "query": query,
             "results": results,
             "report": _report(report),
@@ -95,12 +142,14 @@ def _page_or_404(agent, slug: str) -> pages.Page:
 def page_detail(request: HttpRequest, agent_id: str, slug: str) -> HttpResponse:
     agent = agent_or_404(request, agent_id)
     item = _page_or_404(agent, slug)
+    existing = {entry.slug for entry in pages.list_pages(agent)}
     return page(
         request,
         "wiki/page.html",
         {
             "page": item,
-            "body_html": render_markdown(item.body, wiki_url=page_url(agent.pk)),
+            "body_html": render_markdown(item.body, wiki_url=page_url(agent.pk, existing)),
+            "sources": source_links(agent, item.sources),
             "links_out": item.links_out,
             "links_in": item.links_in,
         },
@@ -115,8 +164,10 @@ def page_edit(request: HttpRequest, agent_id: str, slug: str | None = None) -> H
     edit can never silently drop them."""
     agent = agent_or_404(request, agent_id)
     item = _page_or_404(agent, slug) if slug else None
+    status = 200
     if request.method == "POST":
         form = WikiPageForm(request.POST)
+        status = 422
         if form.is_valid():
             data = form.cleaned_data
             try:
@@ -131,7 +182,8 @@ def page_edit(request: HttpRequest, agent_id: str, slug: str | None = None) -> H
                     slug=slug,
                 )
             except DomainError as exc:
-                report_error(request, exc)
+                attach_error(form, exc)
+                status = exc.status_code
             else:
                 messages.success(request, _("Page saved."))
                 return redirect("wiki-pages:page", agent_id=agent.pk, slug=saved.slug)
@@ -147,13 +199,16 @@ def page_edit(request: HttpRequest, agent_id: str, slug: str | None = None) -> H
             }
         )
     else:
-        form = WikiPageForm(initial={"status": "ok", "kind": "entity"})
+        # "Create this page" from a dangling [[link]] names it by its slug.
+        title = (request.GET.get("title") or request.GET.get("slug") or "").replace("-", " ")
+        form = WikiPageForm(initial={"status": "ok", "kind": "entity", "title": title.strip()})
     return page(
         request,
         "wiki/edit.html",
         {"form": form, "slug": slug, "page": item},
         tab="wiki",
         agent=agent,
+        status=status,
     )
 
 
@@ -179,9 +234,5 @@ def compile_now(request: HttpRequest, agent_id: str) -> HttpResponse:
     except DomainError as exc:
         report_error(request, exc)
     else:
-        messages.success(
-            request,
-            _("Compile started (run %(id)s, %(status)s). See Activity.")
-            % {"id": run.pk, "status": run.status},
-        )
+        report_started(request, run)
     return redirect("wiki-pages:vault", agent_id=agent.pk)

@@ -2,41 +2,37 @@
 
 from __future__ import annotations
 
-from django.db import IntegrityError, transaction
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memory.agents import get_agent_or_404
+from memory.agents import create_agent, get_agent_or_404
 from memory.api.common import valid
+from memory.api.pagination import page_parameters, page_schema, paged
 from memory.api.serializers import AgentSerializer, AgentUpdateSerializer
 from memory.auth import agent_for, agent_id_of, require_owner
-from memory.errors import Conflict
 from memory.models import Agent
 
 
 class AgentListView(APIView):
-    @extend_schema(responses=AgentSerializer(many=True))
+    @extend_schema(
+        operation_id="agents_list",
+        parameters=page_parameters(),
+        responses=page_schema(AgentSerializer),
+    )
     def get(self, request: Request) -> Response:
         agents = Agent.objects.all()
         own = agent_id_of(request)
         if own is not None:
             agents = agents.filter(pk=own)
-        return Response(AgentSerializer(agents, many=True).data)
+        return paged(request, agents, lambda rows: AgentSerializer(rows, many=True).data)
 
     @extend_schema(request=AgentSerializer, responses={201: AgentSerializer})
     def post(self, request: Request) -> Response:
         require_owner(request)
-        data = valid(AgentSerializer, request.data)
-        if Agent.objects.filter(pk=data["id"]).exists():
-            raise Conflict(f"Agent {data['id']!r} exists.")
-        try:
-            with transaction.atomic():
-                agent = Agent.objects.create(**data, is_default=False)
-        except IntegrityError:
-            raise Conflict(f"Agent {data['id']!r} exists.") from None
+        agent = create_agent(**valid(AgentSerializer, request.data))
         return Response(AgentSerializer(agent).data, status=status.HTTP_201_CREATED)
 
 

@@ -10,6 +10,7 @@ from rest_framework.views import APIView
 
 from memory import notes, workspace
 from memory.api.common import source_of, valid
+from memory.api.pagination import page_parameters, page_schema, paged
 from memory.api.serializers import BodyInputSerializer, NoteBodySerializer, NoteSerializer
 from memory.auth import agent_for
 from memory.errors import NotFound
@@ -29,15 +30,18 @@ def _note_json(info: notes.NoteInfo) -> dict:
 
 class NoteListView(APIView):
     @extend_schema(
-        parameters=[OpenApiParameter("all", bool, description="also hand-kept files")],
-        responses=NoteSerializer(many=True),
+        operation_id="agents_memory_notes_list",
+        parameters=[
+            OpenApiParameter("all", bool, description="also hand-kept files"),
+            *page_parameters(),
+        ],
+        responses=page_schema(NoteSerializer),
     )
     def get(self, request: Request, agent_id: str) -> Response:
         agent = agent_for(request, agent_id)
         include_other = request.query_params.get("all", "") in ("1", "true", "yes")
-        return Response(
-            [_note_json(info) for info in notes.list_notes(agent, include_other=include_other)]
-        )
+        listed = notes.list_notes(agent, include_other=include_other)
+        return paged(request, listed, lambda page: [_note_json(info) for info in page])
 
 
 def _note_answer(agent, name: str, *, code: int = status.HTTP_200_OK) -> Response:

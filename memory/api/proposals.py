@@ -9,6 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from memory.api.pagination import page_parameters, page_schema, paged
 from memory.api.serializers import DecisionSerializer, ProposalSerializer
 from memory.auth import IsOwner, actor_name
 from memory.errors import InvalidInput, NotFound
@@ -37,8 +38,9 @@ class ProposalList(APIView):
             OpenApiParameter("status", OpenApiTypes.STR, description="pending (default), all, …"),
             OpenApiParameter("kind", OpenApiTypes.STR),
             OpenApiParameter("agent", OpenApiTypes.STR),
+            *page_parameters(),
         ],
-        responses=ProposalSerializer(many=True),
+        responses=page_schema(ProposalSerializer),
     )
     def get(self, request: Request) -> Response:
         status = request.query_params.get("status") or Proposal.Status.PENDING
@@ -46,14 +48,14 @@ class ProposalList(APIView):
             raise InvalidInput(
                 f"Unknown status {status!r}: use one of {', '.join(sorted(STATUS_FILTERS))}."
             )
-        rows = Proposal.objects.all()
+        rows = Proposal.objects.select_related("agent", "run").order_by("-created_at", "-id")
         if status != "all":
             rows = rows.filter(status=status)
         if kind := request.query_params.get("kind"):
             rows = rows.filter(kind=kind)
         if agent := request.query_params.get("agent"):
             rows = rows.filter(agent_id=agent)
-        return Response(ProposalSerializer(rows, many=True).data)
+        return paged(request, rows, lambda page: ProposalSerializer(page, many=True).data)
 
 
 class ProposalDetail(APIView):

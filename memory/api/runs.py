@@ -2,7 +2,7 @@
 
 - `POST /api/agents/{id}/memory/consolidate` → 202 `{"run": {"id", "status", …}}`; 409
   while a consolidation or compile runs for that agent (the database decides).
-- `GET /api/runs?agent=&kind=&status=&limit=` → newest first, a plain list.
+- `GET /api/runs?agent=&kind=&status=&limit=&offset=` → newest first, a page.
 - `GET /api/runs/{id}`.
 
 The owner sees every run; an agent token only its own agent's (another agent's is 403).
@@ -16,15 +16,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from memory.api.pagination import page_parameters, page_schema, paged
 from memory.api.serializers import RunAnswerSerializer, RunSerializer
 from memory.auth import agent_for, agent_id_of, require_agent_access
 from memory.errors import InvalidInput
 from memory.jobs.nightly import start_consolidation
 from memory.jobs.runs import get_run_or_404
 from memory.models import Run
-
-DEFAULT_LIMIT = 100
-MAX_LIMIT = 500
 
 
 class ConsolidateView(APIView):
@@ -45,9 +43,9 @@ class RunListView(APIView):
             OpenApiParameter("agent", str),
             OpenApiParameter("kind", str, enum=Run.Kind.values),
             OpenApiParameter("status", str, enum=Run.Status.values),
-            OpenApiParameter("limit", int),
+            *page_parameters(),
         ],
-        responses=RunSerializer(many=True),
+        responses=page_schema(RunSerializer),
     )
     def get(self, request: Request) -> Response:
         params = request.query_params
@@ -66,12 +64,7 @@ class RunListView(APIView):
                 if value not in choices:
                     raise InvalidInput(f"Unknown run {key} {value!r}: one of {', '.join(choices)}.")
                 rows = rows.filter(**{key: value})
-        try:
-            limit = int(params.get("limit", DEFAULT_LIMIT))
-        except ValueError:
-            raise InvalidInput("`limit` must be a number.") from None
-        limit = max(1, min(limit, MAX_LIMIT))
-        return Response(RunSerializer(rows[:limit], many=True).data)
+        return paged(request, rows, lambda page: RunSerializer(page, many=True).data)
 
 
 class RunDetailView(APIView):

@@ -8,6 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memory import scripts
+from memory.api.pagination import page_parameters, page_schema, paged
 from memory.api.serializers import EntrySerializer, ValueSerializer
 from memory.auth import agent_for
 
@@ -15,8 +16,12 @@ from memory.auth import agent_for
 class ScriptStoreList(APIView):
     @extend_schema(
         operation_id="agents_script_store_list",
-        parameters=[OpenApiParameter("schedule", str), OpenApiParameter("conversation", str)],
-        responses=EntrySerializer(many=True),
+        parameters=[
+            OpenApiParameter("schedule", str),
+            OpenApiParameter("conversation", str),
+            *page_parameters(),
+        ],
+        responses=page_schema(EntrySerializer),
     )
     def get(self, request: Request, agent_id: str) -> Response:
         agent = agent_for(request, agent_id)
@@ -25,7 +30,7 @@ class ScriptStoreList(APIView):
             schedule=request.query_params.get("schedule") or None,
             conversation=request.query_params.get("conversation") or None,
         )
-        return Response(EntrySerializer(entries, many=True).data)
+        return paged(request, entries, lambda page: EntrySerializer(page, many=True).data)
 
 
 class ScriptStoreEntry(APIView):

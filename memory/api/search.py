@@ -4,8 +4,10 @@ the query string, call memory.search, shape the answer."""
 from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.utils.urls import remove_query_param, replace_query_param
 from rest_framework.views import APIView
 
 from memory import search
@@ -26,8 +28,24 @@ class MemorySearchView(APIView):
                 "An agent token without it searches its own agent.",
             ),
             OpenApiParameter("limit", int, description="1–100, default 12"),
+            OpenApiParameter("offset", int, description="results to skip (default 0)"),
         ],
-        responses=inline_serializer("SearchResults", {"results": HitSerializer(many=True)}),
+        responses=inline_serializer(
+            "SearchResults",
+            {
+                "count": serializers.IntegerField(
+                    help_text=f"results found, counted up to {search.COUNT_CAP}"
+                ),
+                "count_capped": serializers.BooleanField(
+                    help_text="true when there may be more than `count`"
+                ),
+                "next": serializers.URLField(allow_null=True),
+                "previous": serializers.URLField(allow_null=True),
+                "offset": serializers.IntegerField(),
+                "limit": serializers.IntegerField(),
+                "results": HitSerializer(many=True),
+            },
+        ),
     )
     def get(self, request: Request) -> Response:
         params = SearchQuerySerializer(data=request.query_params)
@@ -38,5 +56,28 @@ class MemorySearchView(APIView):
             # Access first: another agent's token learns nothing, not even whether it exists.
             require_agent_access(request, agent_id)
             get_agent_or_404(agent_id)
-        hits = search.search_all(data["q"], agent_id=agent_id, limit=data["limit"])
-        return Response({"results": HitSerializer(hits, many=True).data})
+        window = search.search_window(
+            data["q"], agent_id=agent_id, offset=data["offset"], limit=data["limit"]
+        )
+        return Response(
+            {
+                "count": window.total,
+                "count_capped": window.capped,
+                "next": _link(request, window.offset + window.limit)
+                if window.offset + window.limit < window.total
+                else None,
+                "previous": _link(request, max(window.offset - window.limit, 0))
+                if window.offset
+                else None,
+                "offset": window.offset,
+                "limit": window.limit,
+                "results": HitSerializer(window.hits, many=True).data,
+            }
+        )
+
+
+def _link(request: Request, offset: int) -> str:
+    url = request.build_absolute_uri()
+    return (
+        replace_query_param(url, "offset", offset) if offset else remove_query_param(url, "offset")
+    )

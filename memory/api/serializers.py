@@ -262,6 +262,7 @@ class SearchQuerySerializer(serializers.Serializer):
     limit = serializers.IntegerField(
         required=False, min_value=1, max_value=search.MAX_LIMIT, default=search.DEFAULT_LIMIT
     )
+    offset = serializers.IntegerField(required=False, min_value=0, default=0)
 
 
 class HitSerializer(serializers.Serializer):

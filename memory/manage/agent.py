@@ -7,6 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 
 from memory import context
+from memory.clock import today
 from memory.manage.layout import agent_or_404, current_agent, owner_required, page
 
 
@@ -21,7 +22,11 @@ def agent_screen(request: HttpRequest, agent_id: str) -> HttpResponse:
     return page(
         request,
         "memory/agent.html",
-        {"system": context.system_prompt(agent), "pre_turn": context.preview_pre_turn(agent)},
+        {
+            "system": context.system_prompt(agent),
+            "pre_turn": context.preview_pre_turn(agent),
+            "today": today(),
+        },
         tab="agent",
         agent=agent,
         switch="memory-pages:agent",

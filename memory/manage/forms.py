@@ -6,7 +6,8 @@ from __future__ import annotations
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from memory.text import FACT_TYPES
+from memory.errors import DomainError, InvalidInput
+from memory.text import FACT_TYPES, validate_fact_name
 
 TYPE_CHOICES = [(name, name) for name in FACT_TYPES]
 
@@ -43,7 +44,24 @@ class NewFactForm(FactForm):
     )
     field_order = ["name", "type", "description", "body"]
 
+    def clean_name(self) -> str:
+        # The operation's own rule (SPEC §2), checked here too so the error stands next
+        # to the field instead of collapsing the form.
+        name = self.cleaned_data["name"]
+        try:
+            validate_fact_name(name)
+        except InvalidInput as exc:
+            raise forms.ValidationError(exc.message) from None
+        return name
+
 
 class SearchForm(forms.Form):
     q = forms.CharField(label=_("Search"), required=False, max_length=500)
     agent = forms.CharField(label=_("Agent"), required=False, max_length=64)
+
+
+def attach_error(form: forms.Form, exc: DomainError, *, default_field: str | None = None) -> None:
+    """A refusal of the operation shown on the form it came from: next to the field it
+    names (the error's `field`, else `default_field`), else above the form."""
+    field = exc.extra.get("field") or default_field
+    form.add_error(field if field in form.fields else None, exc.message)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import user_passes_test
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
@@ -19,8 +20,10 @@ from django.utils.translation import gettext as _
 
 from memory.agents import default_agent, dir_problems
 from memory.errors import Conflict, DiskFull, DomainError, NotFound, WorkspaceReadOnly
-from memory.models import Agent
+from memory.jobs.llm import get_provider
+from memory.models import Agent, Run
 from memory.owner import is_owner
+from memory.templatetags.memory_pages import zone_name
 from proposals import actions
 
 USER_CAP = 4000
@@ -80,6 +83,8 @@ def page(
         "agents": agents,
         "switch_links": switch_links,
         "pending_count": actions.pending_count(),
+        "model": model_status(),
+        "zone": zone_name(),
         # An agent dir that cannot be used (a symbolic link, …) is said on every page.
         "agent_problems": [
             (other.pk, problems) for other in agents if (problems := dir_problems(other))
@@ -128,3 +133,40 @@ def back(request: HttpRequest, fallback: str) -> HttpResponseRedirect:
 
 def count_info(text: str, cap: int) -> dict:
     return {"count": len(text), "cap": cap, "over": len(text) > cap}
+
+
+def model_status() -> dict:
+    """Which model consolidation and compile would call (SPEC §13), for the pages to say
+    what "Consolidate now" and "Compile now" will do before anyone clicks."""
+    provider = get_provider()
+    return {
+        "configured": provider is not None,
+        "provider": (settings.MEMORY_LLM_PROVIDER or "openai").strip().lower(),
+        "model": getattr(provider, "model", "") if provider else "",
+        "base_url": getattr(provider, "base_url", "") if provider else "",
+    }
+
+
+def report_started(request: HttpRequest, run: Run) -> None:
+    """Say what starting a run did: queued, or — with no model configured — recorded as
+    skipped, pointing to the settings (never "started" for a run that cannot call one)."""
+    if get_provider() is None:
+        if run.kind == Run.Kind.COMPILE:
+            text = _(
+                "No model is configured, so the compile cannot call one: run #%(id)s is "
+                "recorded as skipped and nothing changed. Set MEMORY_LLM_MODEL and "
+                "MEMORY_LLM_BASE_URL (see README, Configuration) and restart."
+            )
+        else:
+            text = _(
+                "No model is configured, so the consolidation cannot call one: run #%(id)s "
+                "is recorded as skipped and nothing changed. Set MEMORY_LLM_MODEL and "
+                "MEMORY_LLM_BASE_URL (see README, Configuration) and restart."
+            )
+        messages.warning(request, text % {"id": run.pk})
+        return
+    if run.kind == Run.Kind.COMPILE:
+        text = _("Compile started (run #%(id)s). See Activity.")
+    else:
+        text = _("Consolidation started (run #%(id)s). See Activity.")
+    messages.success(request, text % {"id": run.pk})

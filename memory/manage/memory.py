@@ -3,17 +3,20 @@ across scopes, and "consolidate now"."""
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 from django.views.decorators.http import require_POST
 
-from memory import facts, notes, search, workspace
-from memory.errors import Conflict, DomainError
+from memory import facts, notes, reading, search, workspace
+from memory.errors import Conflict, DomainError, InvalidInput
 from memory.jobs import nightly
-from memory.manage.forms import FactForm, FileForm, NewFactForm, SearchForm
+from memory.manage.forms import FactForm, FileForm, NewFactForm, SearchForm, attach_error
 from memory.manage.layout import (
     INDEX_CAP,
     MEMORY_CAP,
@@ -25,10 +28,12 @@ from memory.manage.layout import (
     owner_required,
     page,
     report_error,
+    report_started,
 )
-from memory.manage.rendering import render_markdown
+from memory.manage.paging import PER_PAGE, Counted, paginate, wanted_page
+from memory.manage.rendering import highlight, render_markdown
 from memory.models import Agent, Run
-from memory.text import FACT_TYPES, fold, word_pattern, words
+from memory.text import FACT_TYPES, fold, parse_note_name, word_pattern, words
 from memory.writes import OWNER, forget_fact_or_propose, replace_user, save_fact_or_propose
 
 
@@ -56,7 +61,14 @@ def bad_bytes_warning(found: workspace.FileText | None) -> list[str]:
     ]
 
 
-def _memory_home(request, user_form: FileForm, shown_body: str, status: int = 200, warnings=()):
+def _memory_home(
+    request,
+    user_form: FileForm,
+    shown_body: str,
+    status: int = 200,
+    new_fact_form: NewFactForm | None = None,
+    warnings=(),
+):
     query = (request.GET.get("fq") or "").strip()
     fact_type = request.GET.get("type") or ""
     all_facts = facts.list_facts()
@@ -66,6 +78,7 @@ def _memory_home(request, user_form: FileForm, shown_body: str, status: int = 20
         if (not fact_type or fact.type == fact_type)
         and (not query or _matches(query, f"{fact.name} {fact.description} {fact.body}"))
     ]
+    pager = paginate(request, shown, label=_("facts"))
     return page(
         request,
         "memory/home.html",
@@ -73,12 +86,16 @@ def _memory_home(request, user_form: FileForm, shown_body: str, status: int = 20
             "user_form": user_form,
             "user_path": facts.user_path(),  # the root USER.md in an OpenClaw workspace
             "user_count": count_info(shown_body, USER_CAP),
-            "facts": shown,
+            "facts": pager.items,
+            "pager": pager,
             "fact_total": len(all_facts),
             "fact_query": query,
             "fact_type": fact_type,
             "fact_types": facts_types(),
-            "new_fact_form": NewFactForm(),
+            "new_fact_form": new_fact_form or NewFactForm(),
+            "user_is_new": not shown_body.strip() and not user_form.is_bound,
+            "first_run": not shown_body.strip() and not all_facts,
+            "user_template": USER_TEMPLATE,
             "index_count": count_info(workspace.read(facts.INDEX_PATH) or "", INDEX_CAP),
             "file_warnings": list(warnings),
         },
@@ -139,21 +156,22 @@ def _explained(exc: DomainError, rel: str) -> DomainError:
 @require_POST
 def add_fact(request: HttpRequest) -> HttpResponse:
     form = NewFactForm(request.POST)
-    if not form.is_valid():
-        messages.error(request, _("Not saved: %(errors)s") % {"errors": _form_errors(form)})
-        return redirect("memory-pages:home")
-    name = form.cleaned_data["name"]
-    try:
-        _save_fact_form(name, form, create_only=True)
-    except DomainError as exc:
-        report_error(request, exc)
-        return redirect("memory-pages:home")
-    messages.success(request, _("Fact %(name)s saved.") % {"name": name})
-    return redirect("memory-pages:home")
-
-
-def _form_errors(form) -> str:
-    return "; ".join(f"{field}: {' '.join(errs)}" for field, errs in form.errors.items())
+    status = 422
+    if form.is_valid():
+        name = form.cleaned_data["name"]
+        try:
+            _save_fact_form(name, form, create_only=True)
+        except DomainError as exc:
+            attach_error(form, exc, default_field="name" if isinstance(exc, Conflict) else None)
+            status = exc.status_code
+        else:
+            messages.success(request, _("Fact %(name)s saved.") % {"name": name})
+            return redirect("memory-pages:home")
+    # Shown again as typed, each error next to its field: nothing the owner wrote is lost.
+    messages.error(request, _("The fact was not saved: see the form below."))
+    raw, raw_hash = workspace.read_with_hash(facts.user_path())
+    user_form = FileForm(initial={"body": raw or "", "base_hash": raw_hash})
+    return _memory_home(request, user_form, raw or "", status=status, new_fact_form=form)
 
 
 def _save_fact_form(name: str, form: FactForm, *, create_only: bool = False) -> None:
@@ -177,13 +195,16 @@ def fact_detail(request: HttpRequest, name: str) -> HttpResponse:
         fact = facts.get_fact_or_404(name)
     except DomainError as exc:
         raise Http404(exc.message) from None
+    status = 200
     if request.method == "POST":
         form = FactForm(request.POST)
+        status = 422
         if form.is_valid():
             try:
                 _save_fact_form(name, form)
             except DomainError as exc:
-                report_error(request, exc)
+                attach_error(form, exc)
+                status = exc.status_code
             else:
                 messages.success(request, _("Fact %(name)s saved.") % {"name": name})
                 return redirect("memory-pages:fact", name=name)
@@ -196,6 +217,7 @@ def fact_detail(request: HttpRequest, name: str) -> HttpResponse:
         "memory/fact.html",
         {"fact": fact, "form": form, "body_html": render_markdown(fact.body)},
         tab="memory",
+        status=status,
     )
 
 
@@ -243,7 +265,8 @@ def _agent_memory(request, agent: Agent, form: FileForm, body: str, status: int 
         {
             "form": form,
             "memory_count": count_info(body, MEMORY_CAP),
-            "notes": notes.list_notes(agent),
+            "notes": (pager := paginate(request, notes.list_notes(agent), label=_("notes"))).items,
+            "pager": pager,
             "memory_path": notes.memory_path(agent),
             "file_warnings": list(warnings),
         },
@@ -293,6 +316,7 @@ def note_detail(request: HttpRequest, agent_id: str, name: str) -> HttpResponse:
             "form": form,
             "body_html": render_markdown(text),
             "file_warnings": bad_bytes_warning(found),
+            "lines": numbered_lines(text, request.GET.get("q") or ""),
         },
         tab="memory",
         agent=agent,
@@ -309,11 +333,7 @@ def consolidate_now(request: HttpRequest, agent_id: str) -> HttpResponse:
     except DomainError as exc:
         report_error(request, exc)
     else:
-        messages.success(
-            request,
-            _("Consolidation started (run %(id)s, %(status)s). See Activity.")
-            % {"id": run.pk, "status": run.status},
-        )
+        report_started(request, run)
     return back(request, reverse("memory-pages:agent-memory", args=[agent.pk]))
 
 
@@ -322,23 +342,131 @@ def start_consolidation(agent: Agent) -> Run:
     return nightly.start_consolidation(agent, trigger="page")
 
 
+# --- one memory file, by line ----------------------------------------------------------
+
+
+def numbered_lines(text: str, query: str = "") -> list[dict]:
+    """The file's lines as search numbers them ("\n" only), each escaped and, with a
+    query, its words marked."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [
+        {"number": number, "html": highlight(line, query) if query else line}
+        for number, line in enumerate(lines, start=1)
+    ]
+
+
+@owner_required
+def file_view(request: HttpRequest, agent_id: str, path: str) -> HttpResponse:
+    """A memory file of the agent by the path search shows (memory_get's rules: MEMORY.md,
+    memory/**/*.md), with numbered lines: a search hit links to `#L<line>`. Read-only;
+    it links to the page that edits it."""
+    agent = agent_or_404(request, agent_id)
+    try:
+        text = reading.read_whole_memory_file(agent, path)
+    except DomainError as exc:
+        raise Http404(exc.message) from None
+    return page(
+        request,
+        "memory/file.html",
+        {
+            "path": path,
+            "lines": numbered_lines(text, request.GET.get("q") or ""),
+            "edit_url": edit_url(agent, path),
+            "query": request.GET.get("q") or "",
+        },
+        tab="memory",
+        agent=agent,
+    )
+
+
+def edit_url(agent: Agent, path: str) -> str:
+    """The page that edits the file at `path` (relative to the agent dir), or ""."""
+    if path == notes.MEMORY_FILE:
+        return reverse("memory-pages:agent-memory", args=[agent.pk])
+    folder, _sep, file_name = path.rpartition("/")
+    if folder == notes.NOTES_DIR:
+        try:
+            parse_note_name(file_name)
+        except InvalidInput:
+            return ""
+        return reverse("memory-pages:note", args=[agent.pk, file_name.removesuffix(".md")])
+    if folder.startswith("memory/wiki/") and folder.count("/") == 2:
+        return reverse("wiki-pages:page", args=[agent.pk, file_name.removesuffix(".md")])
+    # Any other Markdown file a person keeps in memory/ (the files tab edits it).
+    return reverse("memory-pages:memory-file", args=[agent.pk, path])
+
+
+def hit_links(hit: search.Hit, query: str) -> dict:
+    """Where a search hit opens (the fact's page, or the file at its line) and the day
+    of its note."""
+    day = None
+    if hit.agent is None:  # a fact: users/owner/facts/<name>.md, one entry
+        name = hit.path.rsplit("/", 1)[-1].removesuffix(".md")
+        url = reverse("memory-pages:fact", args=[name])
+    else:
+        url = reverse("memory-pages:file", args=[hit.agent, hit.path])
+        url += f"?q={quote(query)}#L{hit.line}" if hit.line else ""
+        folder, _sep, file_name = hit.path.rpartition("/")
+        if folder == notes.NOTES_DIR:
+            try:
+                day, _suffix = parse_note_name(file_name)
+            except InvalidInput:
+                day = None
+    return {"hit": hit, "url": url, "day": day, "html": highlight(hit.text, query)}
+
+
 # --- search ----------------------------------------------------------------------------
 
 
 @owner_required
 def search_page(request: HttpRequest) -> HttpResponse:
     form = SearchForm(request.GET or None)
-    hits = []
+    rows: list[dict] = []
+    pager = None
+    window = None
     if form.is_valid() and form.cleaned_data["q"].strip():
+        query = form.cleaned_data["q"]
+        agent_id = form.cleaned_data.get("agent") or None
+        number = wanted_page(request)
         try:
-            hits = search.search_all(
-                form.cleaned_data["q"], agent_id=form.cleaned_data.get("agent") or None, limit=50
+            window = search.search_window(
+                query, agent_id=agent_id, offset=(number - 1) * PER_PAGE, limit=PER_PAGE
             )
+            if not window.hits and window.total:  # past the end: the last page
+                last = (window.total - 1) // PER_PAGE
+                window = search.search_window(
+                    query, agent_id=agent_id, offset=last * PER_PAGE, limit=PER_PAGE
+                )
         except DomainError as exc:  # e.g. a query with no letter or digit
             report_error(request, exc)
+        else:
+            pager = paginate(
+                request, Counted(window.hits, window.total, window.offset), label=_("results")
+            )
+            rows = [hit_links(hit, query) for hit in window.hits]
     return page(
         request,
         "memory/search.html",
-        {"form": form, "hits": hits, "searched": form.is_bound},
+        {
+            "form": form,
+            "rows": rows,
+            "pager": pager,
+            "capped": bool(window and window.capped),
+            "searched": form.is_bound,
+        },
         tab="memory",
     )
+
+
+USER_TEMPLATE = gettext_noop(
+    """# About me
+
+- Name:
+- What I do:
+- Where I live, and my time zone:
+- How I like answers (short or detailed, language, format):
+- People and projects I often mention:
+"""
+)

@@ -13,6 +13,7 @@ from django.views.decorators.http import require_POST
 
 from memory.errors import DomainError
 from memory.manage.layout import actor, back, owner_required, page, report_error
+from memory.manage.paging import paginate
 from proposals import actions, diff
 from proposals.diff import reason_text
 from proposals.models import Proposal
@@ -20,21 +21,28 @@ from proposals.models import Proposal
 
 @owner_required
 def proposals(request: HttpRequest) -> HttpResponse:
-    pending = list(
+    pending = (
         Proposal.objects.filter(status=Proposal.Status.PENDING)
         .select_related("agent", "run")
         .order_by("created_at", "id")
     )
-    history = list(
+    history = (
         Proposal.objects.exclude(status=Proposal.Status.PENDING)
         .select_related("agent")
-        .order_by("-decided_at", "-id")[:100]
+        .order_by("-decided_at", "-id")
     )
-    cards = [proposal_card(p) for p in pending]
+    pending_pager = paginate(request, pending, per_page=10, label=_("pending proposals"))
+    history_pager = paginate(request, history, param="hpage", label=_("history"))
+    cards = [proposal_card(p) for p in pending_pager.items]
     return page(
         request,
         "memory/proposals.html",
-        {"cards": cards, "history": history},
+        {
+            "cards": cards,
+            "history": history_pager.items,
+            "pager": pending_pager,
+            "history_pager": history_pager,
+        },
         tab="memory",
     )
 

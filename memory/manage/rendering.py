@@ -13,10 +13,11 @@ from collections.abc import Callable
 
 import markdown
 import nh3
+from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from memory.errors import InvalidInput
-from memory.text import slugify
+from memory.text import fold, slugify, word_pattern, words
 
 ALLOWED_TAGS = {
     "a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "details", "dl", "dt", "em",
@@ -79,3 +80,49 @@ def render_markdown(text: str, *, wiki_url: Callable[[str], str] | None = None) 
         text = link_wiki_pages(text, wiki_url)
     html = markdown.markdown(text or "", extensions=["extra", "sane_lists"], output_format="html")
     return mark_safe(sanitize(html))  # noqa: S308 — sanitised just above
+
+
+# --- search hits -----------------------------------------------------------------------
+
+
+def matched_spans(text: str, query: str) -> list[tuple[int, int]]:
+    """Where the query's words are in `text`, as (start, end) offsets into `text` itself,
+    found exactly as search finds them (folded, short words whole; memory.text). Folding
+    works character by character, so each folded character knows the original one it
+    came from; a match ends after the marks that follow its last letter."""
+    folded_chars: list[str] = []
+    origin: list[int] = []
+    for index, char in enumerate(text):
+        folded = fold(char)
+        folded_chars.append(folded)
+        origin.extend([index] * len(folded))
+    folded_text = "".join(folded_chars)
+    spans: list[tuple[int, int]] = []
+    for word in words(query):
+        for match in word_pattern(word).finditer(folded_text):
+            if match.end() == match.start():
+                continue
+            start, end = origin[match.start()], origin[match.end() - 1] + 1
+            while end < len(text) and not folded_chars[end]:
+                end += 1  # a combining mark belongs to the letter before it
+            spans.append((start, end))
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def highlight(text: str, query: str) -> SafeString:
+    """`text` escaped, then the query's words wrapped in <mark>: the marks are the only
+    HTML in the result, so nothing in a note can inject markup."""
+    parts: list[str] = []
+    position = 0
+    for start, end in matched_spans(text, query):
+        parts.append(escape(text[position:start]))
+        parts.append(f"<mark>{escape(text[start:end])}</mark>")
+        position = end
+    parts.append(escape(text[position:]))
+    return mark_safe("".join(parts))  # noqa: S308 — every piece escaped just above

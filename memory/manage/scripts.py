@@ -13,6 +13,7 @@ from django.views.decorators.http import require_POST
 from memory import scripts
 from memory.errors import DomainError
 from memory.manage.layout import agent_or_404, current_agent, owner_required, page, report_error
+from memory.manage.paging import paginate
 
 
 @owner_required
@@ -23,21 +24,39 @@ def scripts_current(request: HttpRequest) -> HttpResponse:
 @owner_required
 def scripts_tab(request: HttpRequest, agent_id: str) -> HttpResponse:
     agent = agent_or_404(request, agent_id)
-    groups = scripts.grouped(agent)
-    for entries in (*groups["schedule"].values(), *groups["conversation"].values()):
-        for entry in entries:
-            entry.pretty = json.dumps(entry.value, ensure_ascii=False, indent=2)
+    entries = scripts.list_entries(agent)  # by scope, scope id, key
+    pagers = {
+        scope: paginate(
+            request,
+            [entry for entry in entries if entry.scope == scope],
+            per_page=50,
+            param=f"{scope[0]}page",
+            label=label,
+        )
+        for scope, label in (("schedule", _("schedules")), ("conversation", _("conversations")))
+    }
     return page(
         request,
         "memory/scripts.html",
         {
-            "schedules": sorted(groups["schedule"].items()),
-            "conversations": sorted(groups["conversation"].items()),
+            "schedules": _grouped(pagers["schedule"].items),
+            "conversations": _grouped(pagers["conversation"].items),
+            "schedule_pager": pagers["schedule"],
+            "conversation_pager": pagers["conversation"],
         },
         tab="scripts",
         agent=agent,
         switch="memory-pages:scripts",
     )
+
+
+def _grouped(entries: list) -> list[tuple[str, list]]:
+    """A page of entries grouped by scope id (in order), each with its value pretty-printed."""
+    groups: dict[str, list] = {}
+    for entry in entries:
+        entry.pretty = json.dumps(entry.value, ensure_ascii=False, indent=2)
+        groups.setdefault(entry.scope_id, []).append(entry)
+    return list(groups.items())
 
 
 @owner_required

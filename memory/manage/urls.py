@@ -4,7 +4,7 @@ wiki's own (wiki/manage_urls.py), composed beside these by memoryproject/urls.py
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from memory.manage import activity, agent, files, memory, proposals, scripts
+from memory.manage import activity, agent, files, memory, proposals, scripts, settings
 
 app_name = "memory-pages"
 
@@ -25,6 +25,11 @@ urlpatterns = [
     path("agents/<str:agent_id>/consolidate/", memory.consolidate_now, name="consolidate"),
     path("agents/<str:agent_id>/files/", files.memory_files, name="memory-files"),
     path("agents/<str:agent_id>/files/<path:path>", files.memory_file, name="memory-file"),
+    path("agents/<str:agent_id>/view/<path:path>", memory.file_view, name="file"),
+    path("settings/", settings.settings_current, name="settings-current"),
+    path("settings/new-agent/", settings.create_agent, name="create-agent"),
+    path("settings/<str:agent_id>/", settings.agent_settings, name="settings"),
+    path("settings/<str:agent_id>/token/", settings.issue_token, name="issue-token"),
     path("search/", memory.search_page, name="search"),
     path("agent/", agent.agent_screen_current, name="agent-current"),
     path("agents/<str:agent_id>/", agent.agent_screen, name="agent"),

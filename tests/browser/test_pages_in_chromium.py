@@ -11,7 +11,7 @@ from memory.models import Agent
 from memory.writes import save_fact_or_propose
 from proposals.models import Proposal
 
-from .conftest import shot, sign_in
+from .conftest import sign_in
 
 pytestmark = pytest.mark.browser
 
@@ -24,7 +24,7 @@ def test_it_signs_in_and_counts_user_md_live(tab, owner, workspace):
     tab.goto("/manage/memory/agent/")
     assert "/manage/memory/login/" in tab.url
     sign_in(tab)
-    assert tab.inner_text("h1") == "USER.md"
+    assert tab.inner_text("h1") == "USER.md users/owner/USER.md"
 
     tab.fill("#user-body", "Tôi là Lan, kế toán ở Đà Nẵng.")
     counter = tab.locator('[data-counter-for="user-body"]')
@@ -120,45 +120,3 @@ def test_it_opens_the_scripts_tab_by_its_address_and_keeps_the_agent(tab, owner,
     tab.locator("button:has-text('Delete')").first.click()
     tab.wait_for_selector(".message.success")
     assert "Deleted schedule morning-bulletin: last_sent." in tab.inner_text(".message.success")
-
-
-def test_it_screenshots_every_page_with_the_demo(tab, owner, workspace, screenshots):
-    """Fills the demo, visits every page and screenshots it (SAVE_SCREENSHOTS=1 writes
-    docs/screenshots/*.png)."""
-    from memoryproject.management.commands.memory_demo import fill_demo
-
-    fill_demo()
-    tab.goto("/manage/memory/login/")
-    shot(tab, screenshots, "01-sign-in")
-    sign_in(tab)
-    shot(tab, screenshots, "02-memory-user-and-facts")
-    tab.goto("/manage/memory/agents/master/memory/")
-    shot(tab, screenshots, "03-memory-agent-memory-md-and-notes")
-    tab.click("a:has-text('-1030.md')")
-    shot(tab, screenshots, "04-memory-note")
-    tab.goto("/manage/memory/search/?q=sach+dang+doc&agent=")
-    shot(tab, screenshots, "05-memory-search")
-    tab.goto("/manage/memory/proposals/")
-    shot(tab, screenshots, "06-memory-proposals")
-    tab.goto("/manage/memory/facts/old-gym/")
-    shot(tab, screenshots, "07-memory-fact")
-    tab.goto("/manage/memory/wiki/master/")
-    shot(tab, screenshots, "08-wiki-vault-and-lint")
-    tab.goto("/manage/memory/wiki/master/pages/eco-retreat/")
-    shot(tab, screenshots, "09-wiki-page")
-    tab.goto("/manage/memory/wiki/master/pages/eco-retreat/edit/")
-    shot(tab, screenshots, "10-wiki-edit")
-    tab.goto("/manage/memory/scripts/master")
-    shot(tab, screenshots, "11-scripts")
-    tab.goto("/manage/memory/activity/")
-    shot(tab, screenshots, "12-activity")
-    tab.goto("/manage/memory/agents/master/")
-    shot(tab, screenshots, "13-agent-screen")
-    tab.select_option("select[name=language]", "vi")
-    tab.click("button:has-text('Switch')")
-    tab.wait_for_selector("html[lang=vi]")
-    shot(tab, screenshots, "14-agent-screen-vietnamese")
-    tab.goto("/manage/memory/")
-    shot(tab, screenshots, "15-memory-vietnamese")
-    assert "Bộ nhớ" in tab.inner_text("nav.tabs")
-    assert len(list(screenshots.glob("*.png"))) == 15

@@ -215,7 +215,7 @@ def test_runs_are_listed_newest_first_and_filtered(owner_client, master, helper_
     def ids(query: str = "") -> list[int]:
         response = owner_client.get(f"/api/runs{query}")
         assert response.status_code == 200
-        return [row["id"] for row in response.json()]
+        return [row["id"] for row in response.json()["results"]]
 
     assert ids() == [c.pk, b.pk, a.pk]
     assert ids("?agent=master") == [c.pk, a.pk]
@@ -257,7 +257,7 @@ def test_an_agent_token_sees_only_its_own_runs(helper_client, master, helper_age
     mine = runs.record_run(helper_agent, "consolidate", "skipped", trigger="t", summary="")
     theirs = runs.record_run(master, "consolidate", "skipped", trigger="t", summary="")
 
-    assert [row["id"] for row in helper_client.get("/api/runs").json()] == [mine.pk]
+    assert [row["id"] for row in helper_client.get("/api/runs").json()["results"]] == [mine.pk]
     assert helper_client.get("/api/runs?agent=master").status_code == 403
     assert helper_client.get(f"/api/runs/{mine.pk}").status_code == 200
     assert helper_client.get(f"/api/runs/{theirs.pk}").status_code == 403

@@ -116,15 +116,37 @@ def test_it_adds_edits_and_forgets_a_fact(pages, master, workspace):
     assert "Fact coffee forgotten." in text_of(pages.get("/manage/memory/"))
 
 
-def test_it_shows_a_bad_fact_name_as_a_message_and_writes_nothing(pages, master, workspace):
+def test_a_bad_fact_name_keeps_the_form_as_typed_with_the_error_at_the_name(
+    pages, master, workspace
+):
     response = pages.post(
         "/manage/memory/facts/new/",
-        {"name": "Bad Name", "type": "preference", "description": "d", "body": ""},
-        follow=True,
+        {
+            "name": "Bad Name",
+            "type": "preference",
+            "description": "Uống trà xanh",
+            "body": "Mỗi sáng, không đường.",
+        },
     )
-    assert response.status_code == 200
-    assert "Not saved: Invalid fact name &#x27;Bad Name&#x27;" in text_of(response)
+    assert response.status_code == 422
+    html = text_of(response)
+    # The error stands next to the name field, and nothing typed is thrown away.
+    name_field = html[html.index('id="id_name"') - 600 : html.index('id="id_name"') + 400]
+    assert "Invalid fact name &#x27;Bad Name&#x27;" in name_field
+    assert 'value="Bad Name"' in html and 'value="Uống trà xanh"' in html
+    assert "Mỗi sáng, không đường.</textarea>" in html
+    assert '<details class="box" id="add-fact" open>' in html
     assert not (workspace / "users/owner/facts/Bad Name.md").exists()
+
+
+def test_a_fact_name_that_exists_is_a_conflict_at_the_name_field(pages, master, workspace):
+    form = {"name": "tea", "type": "preference", "description": "d1", "body": ""}
+    assert pages.post("/manage/memory/facts/new/", form).status_code == 302
+    again = pages.post("/manage/memory/facts/new/", {**form, "description": "second"})
+    assert again.status_code == 409
+    html = text_of(again)
+    assert "A fact named tea exists already." in html and 'value="second"' in html
+    assert "description: d1" in (workspace / "users/owner/facts/tea.md").read_text()
 
 
 def test_it_labels_stale_facts_and_filters_them(pages, master, workspace):
@@ -208,12 +230,18 @@ def test_it_searches_every_scope_and_shows_scope_path_line_text(
     notes.write_note(master, "2026-11-29", "# 2026-11-29\n\n- Sách đang đọc: Dế Mèn\n")
     notes.write_note(helper_agent, "2026-11-29", "# 2026-11-29\n\n- sách cần mua\n")
     html = text_of(pages.get("/manage/memory/search/?q=sach&agent="))
-    assert "Sách đang đọc: Dế Mèn" in html
-    assert "sách cần mua" in html
-    assert "memory/2026-11-29.md" in html
-    assert "agent:master" in html and "agent:helper" in html
+    # Escaped, then the matched word marked; linked to the file at its line; dated.
+    assert "- <mark>Sách</mark> đang đọc: Dế Mèn" in html
+    assert "- <mark>sách</mark> cần mua" in html
+    assert 'href="/manage/memory/agents/master/view/memory/2026-11-29.md?q=sach#L3"' in html
+    assert 'href="/manage/memory/agents/helper/view/memory/2026-11-29.md?q=sach#L3"' in html
+    assert (
+        "<code>memory/2026-11-29.md:3</code>" in html
+        and '<td data-label="Note date">2026-11-29' in html
+    )
+    assert "2 results" in html
     only = text_of(pages.get("/manage/memory/search/?q=sach&agent=helper"))
-    assert "sách cần mua" in only and "Dế Mèn" not in only
+    assert "cần mua" in only and "Dế Mèn" not in only
 
 
 def test_it_explains_a_search_with_no_letter_or_digit_instead_of_failing(pages, master):

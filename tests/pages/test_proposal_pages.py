@@ -126,9 +126,11 @@ def test_it_only_decides_on_post(pages, master):
 def test_it_starts_a_consolidation_now(pages, master, workspace):
     html = text_of(pages.post("/manage/memory/agents/master/consolidate/", follow=True))
     run = Run.objects.get(agent=master, kind="consolidate")
-    assert f"Consolidation started (run {run.pk}, {run.status})." in html
+    # No model is configured here: the page says so instead of "started".
+    assert f"run #{run.pk} is recorded as skipped and nothing changed" in html
+    assert "Consolidation started" not in html
     activity = text_of(pages.get("/manage/memory/activity/"))
-    assert f"<td>{run.pk}</td>" in activity
+    assert f'<td data-label="#">{run.pk}</td>' in activity
 
 
 def test_it_says_409_when_a_consolidation_already_runs(pages, master, workspace):
@@ -158,7 +160,9 @@ def test_activity_lists_runs_newest_first_with_tokens_and_cost(pages, master, he
         agent=helper_agent, kind="compile", status="skipped", summary="no model configured"
     )
     html = text_of(pages.get("/manage/memory/activity/"))
-    assert html.index(f"<td>{new.pk}</td>") < html.index(f"<td>{old.pk}</td>")
+    assert html.index(f'<td data-label="#">{new.pk}</td>') < html.index(
+        f'<td data-label="#">{old.pk}</td>'
+    )
     assert "1200 / 340" in html and "$0.0123" in html and "gpt-4o-mini" in html
     assert "rewrote MEMORY.md" in html and "no model configured" in html
     only = text_of(pages.get("/manage/memory/activity/?agent=helper"))

@@ -92,7 +92,7 @@ def test_a_fact_and_a_wiki_page_with_the_corpus_render_harmlessly(pages, master,
         source="web",
     )
     fact_html = text_of(pages.get("/manage/memory/facts/evil/"))
-    assert_harmless(fact_html[fact_html.index("<main>") :])
+    assert_harmless(fact_html[fact_html.index("<main") :])
     wiki_pages.save_page(
         master,
         title="Evil",
@@ -101,10 +101,10 @@ def test_a_fact_and_a_wiki_page_with_the_corpus_render_harmlessly(pages, master,
         body="\n\n".join(CORPUS) + "\n\n[[<script>alert(1)</script>]]",
     )
     page_html = text_of(pages.get("/manage/memory/wiki/master/pages/evil/"))
-    assert_harmless(page_html[page_html.index("<main>") :])
+    assert_harmless(page_html[page_html.index("<main") :])
     home = text_of(pages.get("/manage/memory/"))
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in home
-    assert_harmless(home[home.index("<main>") :])
+    assert_harmless(home[home.index("<main") :])
 
 
 def test_pages_carry_a_content_security_policy_without_inline_scripts(pages, master):

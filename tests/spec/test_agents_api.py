@@ -15,7 +15,8 @@ AGENT_FIELDS = {"id", "name", "is_default", "autonomous", "memory_consolidate"}
 def test_it_lists_agents_for_the_owner(owner_client, master, helper_agent):
     response = owner_client.get("/api/agents")
     assert response.status_code == 200
-    assert response.json() == [
+    assert response.json()["count"] == 2
+    assert response.json()["results"] == [
         {
             "id": "master",
             "name": master.name,
@@ -34,7 +35,7 @@ def test_it_lists_agents_for_the_owner(owner_client, master, helper_agent):
 
 
 def test_an_agent_token_lists_only_its_own_agent(helper_client, master):
-    assert [a["id"] for a in helper_client.get("/api/agents").json()] == ["helper"]
+    assert [a["id"] for a in helper_client.get("/api/agents").json()["results"]] == ["helper"]
 
 
 def test_the_owner_creates_an_agent_with_its_directories(owner_client, master, workspace):

@@ -43,13 +43,13 @@ def test_it_writes_reads_and_lists_notes(owner_client, master, workspace):
         "hash": hash_text("- a\n"),
         "invalid_utf8": False,
     }
-    listed = owner_client.get(url).json()
+    listed = owner_client.get(url).json()["results"]
     assert [(n["day"], n["name"], n["size"]) for n in listed] == [
         ("2026-11-30", "2026-11-30-1030.md", 4),
         ("2026-11-29", "2026-11-29.md", 4),
     ]
     assert all(n["modified"] for n in listed)
-    everything = owner_client.get(url, {"all": "1"}).json()
+    everything = owner_client.get(url, {"all": "1"}).json()["results"]
     assert [(n["day"], n["name"]) for n in everything][-1] == (None, "facebook-books.md")
     assert owner_client.get(f"{url}/2026-11-28").status_code == 404
     assert (workspace / "memory/2026-11-29.md").read_text() == "- a\n"

@@ -8,6 +8,10 @@ from proposals import actions
 from tests.proposals.helpers import FACT, MEMORY, fact_proposal
 
 
+def rows(page: dict) -> list[dict]:
+    return page["results"]
+
+
 def test_it_lists_pending_proposals_by_default(owner_client, helper_agent):
     pending = fact_proposal()
     decided = fact_proposal("other")
@@ -16,8 +20,10 @@ def test_it_lists_pending_proposals_by_default(owner_client, helper_agent):
     response = owner_client.get("/api/memory/proposals")
 
     assert response.status_code == 200
-    assert [row["id"] for row in response.json()] == [pending.pk]
-    row = response.json()[0]
+    page = response.json()
+    assert (page["count"], page["offset"], page["next"], page["previous"]) == (1, 0, None, None)
+    assert [row["id"] for row in page["results"]] == [pending.pk]
+    row = page["results"][0]
     for key in ("id", "kind", "status", "agent", "target", "reasons", "payload"):
         assert key in row
     assert row["previous_body"] is None
@@ -32,10 +38,10 @@ def test_it_lists_all_and_filters_by_status_kind_and_agent(owner_client, helper_
     _, lines = add_memory_lines_or_propose(helper_agent, ["x"], source="job:1")
     actions.reject(fact, by="alice")
 
-    every = owner_client.get("/api/memory/proposals?status=all").json()
-    rejected = owner_client.get("/api/memory/proposals?status=rejected").json()
-    by_kind = owner_client.get("/api/memory/proposals?status=all&kind=user_fact").json()
-    by_agent = owner_client.get("/api/memory/proposals?agent=helper").json()
+    every = rows(owner_client.get("/api/memory/proposals?status=all").json())
+    rejected = rows(owner_client.get("/api/memory/proposals?status=rejected").json())
+    by_kind = rows(owner_client.get("/api/memory/proposals?status=all&kind=user_fact").json())
+    by_agent = rows(owner_client.get("/api/memory/proposals?agent=helper").json())
 
     assert [row["id"] for row in every] == [lines.pk, fact.pk]
     assert [row["id"] for row in rejected] == [fact.pk]

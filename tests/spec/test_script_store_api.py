@@ -44,14 +44,14 @@ def test_it_puts_gets_lists_and_deletes_an_entry(owner_client, master):
     owner_client.put(
         URL.format(agent="master") + "/conversation/c1/draft", {"value": None}, format="json"
     )
-    listing = owner_client.get(URL.format(agent="master")).json()
+    listing = owner_client.get(URL.format(agent="master")).json()["results"]
     assert [(e["scope"], e["scope_id"], e["key"], e["value"]) for e in listing] == [
         ("conversation", "c1", "draft", None),
         ("schedule", "bulletin", "last_sent", {"at": "07:00", "ok": True}),
     ]
-    only = owner_client.get(URL.format(agent="master") + "?schedule=bulletin").json()
+    only = owner_client.get(URL.format(agent="master") + "?schedule=bulletin").json()["results"]
     assert [e["key"] for e in only] == ["last_sent"]
-    only = owner_client.get(URL.format(agent="master") + "?conversation=c1").json()
+    only = owner_client.get(URL.format(agent="master") + "?conversation=c1").json()["results"]
     assert [e["key"] for e in only] == ["draft"]
 
     assert owner_client.delete(url).status_code == 204
@@ -74,7 +74,7 @@ def test_it_lets_an_agent_token_reach_only_its_own_store(master_client, helper_c
         ).status_code
         == 200
     )
-    assert master_client.get(URL.format(agent="master")).json()[0]["value"] == 1
+    assert master_client.get(URL.format(agent="master")).json()["results"][0]["value"] == 1
 
 
 def test_it_refuses_anonymous_callers(anon_client, master):

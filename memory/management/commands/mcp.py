@@ -11,6 +11,7 @@ from __future__ import annotations
 import anyio
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from memory.binding import require_own_workspace
 from memory.errors import InvalidInput
 from memory.models import Agent
 from memory.presence import Caller, validate_job_id, validate_source
@@ -25,6 +26,7 @@ class Command(BaseCommand):
         parser.add_argument("--source", help="the channel of an interactive connection")
 
     def handle(self, *args, agent: str, job: str | None, source: str | None, **options) -> None:
+        require_own_workspace()
         if not Agent.objects.filter(pk=agent).exists():
             raise CommandError(f"No agent {agent!r}.")
         try:

@@ -7,6 +7,7 @@ from django.db import transaction
 
 from memory import workspace
 from memory.agents import default_agent, ensure_all_dirs
+from memory.binding import require_own_workspace
 from memory.errors import DomainError
 from memory.models import ApiToken
 
@@ -28,6 +29,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options) -> None:
+        require_own_workspace()
         default_agent()
         self.prepare_workspace()
         created = create_first_owner()

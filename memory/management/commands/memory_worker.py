@@ -8,6 +8,7 @@ import sys
 
 from django.core.management.base import BaseCommand
 
+from memory.binding import require_own_workspace
 from memory.jobs.cluster import Supervisor
 
 
@@ -15,4 +16,5 @@ class Command(BaseCommand):
     help = "Run the django-q2 worker cluster, restarted whenever one of its processes dies."
 
     def handle(self, *args, **options) -> None:
+        require_own_workspace()
         sys.exit(Supervisor().run())

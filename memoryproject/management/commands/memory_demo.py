@@ -9,11 +9,13 @@ is exactly what those would have produced.
 from __future__ import annotations
 
 import datetime as dt
+import os
 
 from django.core.management.base import BaseCommand, CommandError
 
 from memory import clock, facts, notes, scripts, workspace
 from memory.agents import default_agent, ensure_agent_dirs, ensure_all_dirs
+from memory.binding import require_own_workspace
 from memory.models import Agent
 from memory.writes import add_memory_lines_or_propose
 
@@ -130,16 +132,31 @@ def _wiki_pages(today: dt.date) -> list[dict]:
     ]
 
 
+def is_generated(path: str) -> bool:
+    """A file the app writes by itself, which holds no one's memory: the wiki's lint
+    reports (regenerated whole from the pages, SPEC §10.6) and INDEX.md (regenerated from
+    the facts). Lock files and hidden files are never listed at all."""
+    parts = path.split("/")
+    if parts[-1] == "INDEX.md" and path.startswith("users/owner/facts/"):
+        return True
+    return len(parts) >= 4 and parts[-3:-1] == ["wiki", "reports"] and parts[-4] == "memory"
+
+
 def workspace_files() -> list[str]:
-    """Every file in the workspace that holds something (lock files, hidden files and the
-    empty MEMORY.md files that start-up creates aside), any suffix."""
-    return [info.path for info in workspace.list_files("", suffix="", recursive=True) if info.size]
+    """Every file in the workspace that holds someone's memory: not the empty MEMORY.md
+    files start-up creates, not lock or hidden files, not what the app generates."""
+    return [
+        info.path
+        for info in workspace.list_files("", suffix="", recursive=True)
+        if info.size and not is_generated(info.path)
+    ]
 
 
 class Command(BaseCommand):
     help = "Fill an empty workspace with a small demo (refuses a workspace that holds files)."
 
     def handle(self, *args, **options) -> None:
+        require_own_workspace()
         existing = workspace_files()
         if existing:
             raise CommandError(
@@ -210,13 +227,16 @@ def fill_demo() -> str:
         "reading_list",
         [{"title": "Dế Mèn phiêu lưu ký", "chapter": 4}],
     )
+    port = os.environ.get("PORT") or "8000"
+    root = workspace.root()
     return (
-        f"Demo written to {workspace.root()}:\n"
+        f"Demo written to {root}:\n"
         "  USER.md, 4 facts (one stale), MEMORY.md with dated lines,\n"
         "  5 daily notes of master (Vietnamese and English), one of researcher,\n"
         "  2 linked wiki pages (Eco Retreat ↔ Minh),\n"
         f"  1 pending proposal (#{proposal.pk}: a MEMORY.md line from a job),\n"
         "  3 script-store entries,\n"
         f"  1 consolidation run in Activity ({run.status}: {run.summary}).\n"
-        "Start it with `make run` and open http://127.0.0.1:8000/manage/memory/\n"
+        f"Start it with `MY_AGENT_HOME={root} make run` (this database now serves that "
+        f"workspace) and open http://127.0.0.1:{port}/manage/memory/\n"
     )

@@ -1,0 +1,86 @@
+"""Template helpers of the management pages: times that carry their zone (issue 14)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from django import template
+from django.utils import timezone
+from django.utils.dateformat import format as date_format
+from django.utils.html import format_html
+
+from memory.clock import local_tz
+
+register = template.Library()
+
+
+def zone_name() -> str:
+    tz = local_tz()
+    return getattr(tz, "key", None) or str(tz)
+
+
+@register.filter
+def when(value: dt.datetime | None, fmt: str = "Y-m-d H:i") -> str:
+    """A time in the owner's zone, with the zone: `2026-11-30 09:05 +07`, inside a
+    <time> whose title names the zone (Asia/Ho_Chi_Minh)."""
+    if not value:
+        return "—"
+    if timezone.is_naive(value):
+        value = timezone.make_aware(value, local_tz())
+    local = value.astimezone(local_tz())
+    return format_html(
+        '<time datetime="{}" title="{}">{} {}</time>',
+        local.isoformat(timespec="seconds"),
+        zone_name(),
+        date_format(local, fmt),
+        _offset(local),
+    )
+
+
+def _offset(local: dt.datetime) -> str:
+    """The zone's short name when it has a real one (UTC, CET), else the offset (+07)."""
+    name = local.tzname() or ""
+    if name and name[0] not in "+-":
+        return name
+    offset = local.utcoffset() or dt.timedelta(0)
+    minutes = int(offset.total_seconds() // 60)
+    sign = "+" if minutes >= 0 else "-"
+    hours, rest = divmod(abs(minutes), 60)
+    return f"{sign}{hours:02d}" + (f":{rest:02d}" if rest else "")
+
+
+@register.simple_tag
+def owner_zone() -> str:
+    """The owner's time zone name (MEMORY_TIME_ZONE)."""
+    return zone_name()
+
+
+@register.filter
+def status_label(value: str) -> str:
+    """A run's or a proposal's status in the page's language."""
+    from memory.manage.wording import STATUSES
+
+    return str(STATUSES.get(value, value))
+
+
+@register.filter
+def kind_label(value: str) -> str:
+    """A run's or a proposal's kind in the page's language."""
+    from memory.manage.wording import KINDS
+
+    return str(KINDS.get(value, value))
+
+
+@register.filter
+def trigger_label(value: str) -> str:
+    from memory.manage.wording import TRIGGERS
+
+    return str(TRIGGERS.get(value, value))
+
+
+@register.filter
+def localized(value: str) -> str:
+    """A sentence the code wrote (a run summary, a reason) in the page's language."""
+    from memory.manage.wording import localize
+
+    return localize(value)

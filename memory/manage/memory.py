@@ -55,8 +55,8 @@ def bad_bytes_warning(found: workspace.FileText | None) -> list[str]:
         return []
     return [
         _(
-            "This file has bytes that are not UTF-8 text; they are shown as \ufffd. "
-            "Saving replaces them with that character."
+            "This file has bytes that are not UTF-8 text; they are shown as replacement "
+            "characters. Saving replaces them with those characters."
         )
     ]
 

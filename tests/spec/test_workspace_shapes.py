@@ -206,7 +206,7 @@ def test_a_wiki_page_in_an_nfd_file_is_found_and_edited_by_its_slug(
     folder.mkdir(parents=True)
     nfd = unicodedata.normalize("NFD", "hà-nội.md")
     (folder / nfd).write_text(page, encoding="utf-8")
-    toc = owner_client.get("/api/agents/master/memory/wiki").json()
+    toc = owner_client.get("/api/agents/master/memory/wiki").json()["results"]
     assert [entry["title"] for entry in toc] == ["Hà Nội"]
     got = owner_client.get(f"/api/agents/master/memory/wiki/pages/{toc[0]['slug']}")
     assert got.status_code == 200 and "Thủ đô." in got.json()["body"]

@@ -45,6 +45,7 @@ run: setup
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput -v0
 	PORT=$(PORT) $(BIN)/python manage.py memory_init
+	$(BIN)/python manage.py memory_reindex --if-missing
 	PORT=$(PORT) BIN=$(BIN) bin/serve
 
 # axe-core for the browser tests (npm, pinned in package-lock.json); skipped without npm
@@ -93,9 +94,12 @@ demo: setup
 
 bench: setup
 	$(BIN)/python bench/search.py
+	$(BIN)/python bench/recall.py
+	$(BIN)/python bench/http.py
 	$(BIN)/python bench/wiki.py
 	$(BIN)/python bench/mcp_roundtrip.py
 	$(BIN)/python bench/pages.py
+	$(BIN)/python bench/review.py
 
 clean:
 	rm -rf $(VENV) node_modules var/static var/test-*.sqlite3*

@@ -6,10 +6,11 @@ from __future__ import annotations
 from django import forms
 from django.contrib import admin
 from django.http import HttpRequest
+from django.utils.html import format_html
 
 from memory.errors import InvalidInput
 from memory.jobs.schedules import validate_cron
-from memory.models import Agent, ApiToken, Run, ScriptEntry
+from memory.models import Agent, ApiToken, FileVersion, Run, ScriptEntry
 
 
 class AgentForm(forms.ModelForm):
@@ -82,4 +83,28 @@ class ApiTokenAdmin(admin.ModelAdmin):
     readonly_fields = ["key_hash", "user", "agent", "created_at", "last_used_at"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+
+@admin.register(FileVersion)
+class FileVersionAdmin(admin.ModelAdmin):
+    """Every version of every memory file (memory.history). Read-only: history is never
+    edited; restore from the pages (History) or `POST /api/memory/history/{id}/restore`."""
+
+    list_display = ["path", "seq", "op", "actor", "source", "proposal_id", "created_at", "page"]
+    list_filter = ["op", "agent", "via"]
+    search_fields = ["path", "actor", "source", "note"]
+    exclude = ["data"]
+
+    @admin.display(description="history page")
+    def page(self, obj: FileVersion) -> str:
+        return format_html('<a href="/manage/memory/history/{}/">v{}</a>', obj.pk, obj.seq)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
         return False

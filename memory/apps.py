@@ -8,10 +8,11 @@ class MemoryConfig(AppConfig):
     def ready(self) -> None:
         from django.db.models.signals import post_delete, post_migrate, post_save
 
-        from memory import agents, kinds, tools
-        from memory.jobs import consolidate, hygiene, runs, schedules
+        from memory import agents, facts, history, kinds, tools, workspace
+        from memory.jobs import consolidate, hygiene, review, runs, schedules
         from memory.models import Agent, Run
-        from proposals.actions import register_kind
+        from proposals.actions import on_proposed, register_kind
+        from proposals.diff import register_presenter
 
         for kind in (
             kinds.UserFactKind(),
@@ -21,7 +22,17 @@ class MemoryConfig(AppConfig):
             hygiene.FactReviewKind(),
         ):
             register_kind(kind)
+        register_presenter("facts", kinds.FACT_PRESENTER)
+        # A new proposal that a standing rule covers applies at once (a task).
+        on_proposed("standing-rules", review.enqueue_rules)
         tools.register_tools(tools.MEMORY_TOOLS, tools.PROMPTS_DIR)
+        # Every change of a memory file becomes a version (memory.history).
+        workspace.on_change(history.record_change)
+        history.register_refresher(
+            "facts-index",
+            lambda path: path.startswith(f"{facts.FACTS_DIR}/") and path != facts.INDEX_PATH,
+            lambda path: facts.regenerate_index(),
+        )
         # A consolidation lost with its worker is started again once (memory.jobs.runs).
         runs.register_redo(Run.Kind.CONSOLIDATE, "memory.jobs.tasks.consolidate_task")
 

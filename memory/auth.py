@@ -177,3 +177,35 @@ try:  # Describe the token scheme in the OpenAPI schema.
             }
 except ImportError:  # pragma: no cover - drf-spectacular is a pinned dependency
     pass
+
+
+def attribution_of(request) -> dict:
+    """Who changes files while `request` is answered, for their history (memory.history):
+    the actor (`agent:<id>`, `job:<job>` for a job token, or the owner's username), the
+    interface, and the source (a job token's job, else `X-Memory-Source`, else `web` for
+    the pages and admin, `http` for the API). Called when a change happens — after DRF
+    has authenticated, which sets the Django request's user too."""
+    user = getattr(request, "user", None)
+    path = getattr(request, "path", "")
+    if path.startswith("/admin/"):
+        via, default_source = "admin", "web"
+    elif path.startswith("/manage/"):
+        via, default_source = "pages", "web"
+    else:
+        via, default_source = "api", "http"
+    job = None
+    if isinstance(user, AgentPrincipal):
+        job = user.job
+        actor = f"job:{user.job}" if user.job else f"agent:{user.agent_id}"
+    elif getattr(user, "is_authenticated", False):
+        actor = user.get_username() or "owner"
+    else:
+        actor = ""
+    try:
+        caller = caller_with_header(
+            agent_id=None, job=job, header=request.headers.get(SOURCE_HEADER)
+        )
+        source = caller.source(default=default_source)
+    except Exception:  # a bad header is answered 422 by the view; history just says so
+        source = default_source
+    return {"actor": actor, "via": via, "source": source}

@@ -87,24 +87,32 @@ def _section(title: str, text: str | None, limit: int) -> str | None:
     return f"## {title}\n{cap(text.rstrip(), limit)}"
 
 
+def system_sections(agent: Agent, *, capped: bool = True) -> list[tuple[str, str, str]]:
+    """(title, workspace path, section text) of each §4.1 section present, in order — the
+    agent screen shows where each came from. capped=False: without the caps."""
+    unlimited = sys.maxsize
+    found = []
+    for title, path, limit in (
+        ("USER.md", facts.user_path(), USER_CAP),
+        ("INDEX.md", facts.INDEX_PATH, INDEX_CAP),
+        (notes.memory_file_name(agent), notes.memory_path(agent), MEMORY_CAP),
+    ):
+        section = _section(title, _readable(workspace.read, path), limit if capped else unlimited)
+        if section:
+            found.append((title, path, section))
+    return found
+
+
 def system_prompt(agent: Agent, *, capped: bool = True) -> str:
     """The §4.1 sections for a private conversation with `agent` ("" when all missing).
     capped=False: the same without the caps (what the doctor compares against)."""
-    unlimited = sys.maxsize
+    sections = system_sections(agent, capped=capped)
+    return "\n\n".join(section for _title, _path, section in sections)
 
-    def limit(cap_value: int) -> int:
-        return cap_value if capped else unlimited
 
-    sections = [
-        _section("USER.md", _readable(workspace.read, facts.user_path()), limit(USER_CAP)),
-        _section("INDEX.md", _readable(workspace.read, facts.INDEX_PATH), limit(INDEX_CAP)),
-        _section(
-            notes.memory_file_name(agent),
-            _readable(workspace.read, notes.memory_path(agent)),
-            limit(MEMORY_CAP),
-        ),
-    ]
-    return "\n\n".join(section for section in sections if section)
+def pre_turn_paths(agent: Agent) -> list[str]:
+    """The workspace paths the pre-turn block reads (yesterday's and today's plain notes)."""
+    return [notes.note_path(agent, name) for name in _recent_plain_notes(clock.today())]
 
 
 @dataclass(frozen=True)

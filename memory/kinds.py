@@ -9,7 +9,9 @@ from typing import Any
 
 from memory import facts, notes, workspace
 from memory.errors import InvalidInput, NotFound
+from memory.text import parse_frontmatter
 from proposals.actions import BaseKind
+from proposals.diff import Presented, Presenter
 from proposals.models import Proposal
 
 FACT_FIELDS = ("description", "type", "body", "written_by", "source")
@@ -79,3 +81,20 @@ class AgentMemoryKind(BaseKind):
         current = workspace.read(path) or ""
         # memory_with_lines validates the lines (InvalidInput, 422).
         return {path: notes.memory_with_lines(current, payload.get("lines"))}
+
+
+# --- how a fact reads in a diff --------------------------------------------------------
+
+FACT_SHOWN_FIELDS = ("description", "type", "written_by", "source", "updated")
+
+
+def _present_fact(text: str) -> Presented:
+    meta, body = parse_frontmatter(text)
+    fields = {key: str(meta[key]) for key in FACT_SHOWN_FIELDS if key in meta}
+    return Presented(fields, body)
+
+
+FACT_PRESENTER = Presenter(
+    applies=lambda path: path.startswith(f"{facts.FACTS_DIR}/") and path != facts.INDEX_PATH,
+    present=_present_fact,
+)

@@ -266,3 +266,70 @@ class WorkspaceBinding(models.Model):
 
     def __str__(self) -> str:
         return self.path
+
+
+class FileVersion(models.Model):
+    """One version of one memory file (SPEC §7, memory.history): every change the app makes
+    to a file under MY_AGENT_HOME, and every change made by hand outside it, noticed at the
+    next write. The file on disk stays the truth; these rows are its past.
+
+    `seq` counts the versions of one path from 1. What the file held after this version is
+    kept compactly in `data` (zlib): the whole text (`full`), the part that differs from
+    the previous version (`delta`: common prefix and suffix lengths, then the new middle),
+    the bytes appended (`append`), or nothing (`none`: the file was deleted). `base_seq` is
+    the version whose `full` (or `none`) text the chain up to this one starts from. The
+    text a version replaced is the previous version's text."""
+
+    class Op(models.TextChoices):
+        WRITE = "write"
+        APPEND = "append"
+        DELETE = "delete"
+        OUTSIDE = "outside"  # changed outside the app (noticed at the next write)
+        RESTORE = "restore"
+        ADOPT = "adopt"  # found already on disk (an approval interrupted before its commit)
+
+    path = models.CharField(max_length=500)
+    seq = models.PositiveIntegerField()
+    agent = models.CharField(max_length=64, blank=True, default="")  # "" = user scope
+    op = models.CharField(max_length=10, choices=Op.choices)
+    actor = models.CharField(max_length=200, blank=True, default="")
+    source = models.CharField(max_length=200, blank=True, default="")
+    via = models.CharField(max_length=30, blank=True, default="")
+    note = models.CharField(max_length=300, blank=True, default="")
+    proposal = models.ForeignKey(
+        "proposals.Proposal",
+        null=True,
+        blank=True,
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        related_name="versions",
+    )
+    run = models.ForeignKey(
+        Run,
+        null=True,
+        blank=True,
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        related_name="versions",
+    )
+    restored_from = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.DO_NOTHING, db_constraint=False
+    )
+    created_at = models.DateTimeField(db_index=True)
+    exists = models.BooleanField(default=True)
+    size = models.PositiveBigIntegerField(default=0)
+    sha256 = models.CharField(max_length=64, blank=True, default="")  # "" not computed
+    fingerprint = models.CharField(max_length=100, blank=True, default="")
+    storage = models.CharField(max_length=10)
+    base_seq = models.PositiveIntegerField()
+    data = models.BinaryField(default=b"")
+    lines_added = models.PositiveIntegerField(default=0)
+    lines_removed = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["path", "-seq"]
+        constraints = [models.UniqueConstraint(fields=["path", "seq"], name="one_version_per_seq")]
+        indexes = [models.Index(fields=["agent", "-created_at"], name="version_agent_time")]
+
+    def __str__(self) -> str:
+        return f"{self.path} v{self.seq} ({self.op})"

@@ -1,61 +1,63 @@
 """memory_search (SPEC §6.1) and the search across scopes of the API (§6.2).
 
-Plain grep, ranked, explainable:
+Plain words, ranked, explainable — the rules (docs/decisions.md, "Search"):
 
 - Query and text are compared folded (`memory.text.fold`); the query is split into words
-  (`memory.text.words`); a word of four or more characters matches anywhere, a shorter one
-  only whole (`memory.text.word_pattern`).
-- An entry is one line of MEMORY.md or of any `.md` under the agent's `memory/` (blank
-  lines match nothing; headings are lines like any other), of a file of the extra paths
-  (`workspace.scan_extra()`, shown as `extra/...`), or one fact (description and body
-  together). Lines inside a wiki page's machine-owned block are not searched.
-- When some entry has every word, entries missing a word are dropped; otherwise partial
-  matches come best first. Rank: more matched words, then newer file (mtime, then path
+  (`memory.text.words`). A word of four or more characters matches anywhere inside a word
+  of the text (`sach` in `sachs`); a shorter one only whole (`doc` is not in `docs`); a run
+  of Han, Kana or Hangul anywhere at any length (`心跳`).
+- An entry is a block of lines (`memory.text.blocks`: a paragraph, or a list item with its
+  continuation lines, capped) of MEMORY.md or any `.md` below the agent's `memory/` — the
+  wiki's machine block left out — or one fact (description and body together).
+- Each query word weighs by how rare it is in the scope: BM25's idf of the number of
+  entries holding it, in thousandths (`weight`). So "what", "is", "the" count little.
+- All words first: when some entry holds every word, entries missing one are dropped;
+  otherwise entries come by the weights of the words they hold, added up.
+- Ties: newer first (a dated note by its day, any other file by its mtime; then path
   descending), then line order.
+- Every hit says where and when: `[path:line]` or `[path:Lfirst-Llast]`, the note's date
+  and the heading the entry sits under.
 
-Speed without staleness: the folded text of every file is kept in a process-wide cache
-keyed by (size, mtime_ns, ctime_ns, inode). Every query re-stats every file in scope (one
-scandir pass and an lstat by directory fd, ~3 µs a file) and re-reads only the files whose
-key changed, so a hand edit shows in the very next query. A file whose ctime is within
-RACY_WINDOW_NS of the moment it was read is re-read on every query until it is older than
-that ("racy" as git calls it): a same-size edit inside one tick of the filesystem clock
-would otherwise keep its key.
-Files are visited newest first and loaded lazily, so a query that finds its 12 entries in
-this week's notes never reads (or, cold, folds) ten years of them.
+How it is fast: the entries of every file are kept in this host's search index
+(memory.search_index), which every query first brings up to date (the change log of app
+writes; hand edits by a reconcile at most MEMORY_SEARCH_RECONCILE_SECONDS old). Before
+returning, every hit's file is read again and checked against what was indexed, so no hit
+is ever a line that is no longer in the file (a stale file is re-indexed and the query run
+again).
 """
 
 from __future__ import annotations
 
-import bisect
-import threading
-import time
-from collections.abc import Callable, Iterable, Iterator
+import datetime as dt
+import itertools
+import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from memory import search_index, workspace
 from memory import text as text_rules
-from memory import workspace
-from memory.agents import memory_file_name
-from memory.errors import InvalidInput, PathRefused
+from memory.errors import InvalidInput
 from memory.models import Agent
 
 DEFAULT_LIMIT = 12
 MAX_LIMIT = 100
 TEXT_CHARS = 700
 USER_SCOPE = "user"
-FACTS_DIR = "users/owner/facts"
-
-# A file changed less than this long before it was read may change again without its
-# (inode, size, mtime, ctime) key changing — timestamps tick coarsely (ext4 ~4 ms, FAT 2 s).
-RACY_WINDOW_NS = 2_000_000_000
-# Past this much cached text the cache is dropped and refilled from disk as queries need.
-CACHE_MAX_CHARS = 512 * 1024 * 1024
+FACTS_DIR = search_index.FACTS_DIR
+# A query word found in more entries than this is not fetched whole when the rarer words
+# leave room: entries holding only such words are walked by the subsets of them instead.
+FETCH_ROWS = 3000
+MAX_SUBSET_WORDS = 12
+WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 
 
 @dataclass
 class Hit:
-    """One entry found. `line` is 1-based; None for a fact (a fact is one entry).
-    `path` is relative to the agent dir for agent files, `users/owner/facts/<name>.md` for
-    facts. `score` is the number of query words the entry matched."""
+    """One entry found. `line` and `end_line` are 1-based (the same for a one-line entry);
+    None for a fact (a fact is one entry). `path` is relative to the agent dir for agent
+    files, `users/owner/facts/<name>.md` for facts. `score` is the number of query words
+    the entry holds; `weight` what they weigh together (how it ranked). `date` is the day
+    of a dated note (ISO), `heading` the heading line the entry sits under."""
 
     scope: str  # "user" or "agent:<id>"
     agent: str | None
@@ -63,338 +65,409 @@ class Hit:
     line: int | None
     text: str
     score: int
-    mtime_ns: int = field(default=0, repr=False, compare=False)
+    end_line: int | None = None
+    date: str | None = None
+    heading: str | None = None
+    weight: float = 0.0
+    matched: list[str] = field(default_factory=list, repr=False)
+    rank: int = field(default=0, repr=False, compare=False)  # the index row: higher is newer
 
 
-# --- the cache of folded files ---------------------------------------------------------
+@dataclass
+class WordWeight:
+    """How one query word counted (the explain mode)."""
+
+    word: str
+    rule: str  # "whole" (three characters or fewer), "inside", or "anywhere" (Han/Kana/Hangul)
+    entries: int  # how many entries of the scope hold it (a word holding it, once each)
+    weight: float
+    forms: list[str]  # the words of the text it matched (first 20)
 
 
-class _Doc:
-    """A file as search needs it: the folded text to match, the original to show."""
-
-    __slots__ = ("key", "folded", "original", "fact_text", "racy", "_starts", "_lines")
-
-    def __init__(self, key: tuple, folded: str, original: str, fact_text: str | None) -> None:
-        self.key = key
-        self.folded = folded
-        self.original = original
-        self.fact_text = fact_text
-        self.racy = False
-        self._starts: list[int] | None = None
-        self._lines: list[str] | None = None
-
-    def line_starts(self) -> list[int]:
-        if self._starts is None:
-            starts = [0]
-            find = self.folded.find
-            pos = find("\n")
-            while pos != -1:
-                starts.append(pos + 1)
-                pos = find("\n", pos + 1)
-            self._starts = starts
-        return self._starts
-
-    def line(self, index: int) -> str:
-        if self._lines is None:
-            self._lines = self.original.split("\n")
-        return self._lines[index]
-
-
-_cache: dict[str, _Doc] = {}
-_cache_chars = 0
-_cache_lock = threading.Lock()
+@dataclass
+class Explained:
+    entries: int  # entries in the scope
+    words: list[WordWeight]
 
 
 def clear_cache() -> None:
-    """Forget every cached file (the next query reads from disk, as after a restart)."""
-    global _cache_chars
-    with _cache_lock:
-        _cache.clear()
-        _cache_chars = 0
+    """Close this thread's connections to the index: the next query opens it again, as a
+    new process would (the index itself stays, it is not memory)."""
+    search_index.forget_connections()
 
 
-def _key(scanned: workspace.ScannedFile) -> tuple:
-    # (size, mtime_ns, ctime_ns, ino). _search_pool inlines this for speed as the same
-    # slice; keep both in step.
-    return scanned[2:]
+# --- the query -----------------------------------------------------------------------
 
 
-def _blank_machine_blocks(original: str) -> str:
-    """The text with every line of the wiki's machine-owned block emptied (line count
-    kept). A start marker without an end hides only its own line."""
-    lines = original.split("\n")
-    inside = False
-    for index, line in enumerate(lines):
-        stripped = line.strip()
-        if stripped == text_rules.MACHINE_BLOCK_START:
-            inside = text_rules.MACHINE_BLOCK_END in (s.strip() for s in lines[index + 1 :])
-            lines[index] = ""
-        elif stripped == text_rules.MACHINE_BLOCK_END:
-            inside = False
-            lines[index] = ""
-        elif inside:
-            lines[index] = ""
-    return "\n".join(lines)
+@dataclass
+class _Word:
+    word: str
+    tokens: list[str]
+    token_ids: list[int]
+    df: int = 0
+    weight: int = 0  # thousandths
+    token_set: frozenset[str] = frozenset()
+
+    @property
+    def expr(self) -> str:
+        return "(" + " OR ".join(f'"{token}"' for token in self.tokens) + ")"
 
 
-def _build_doc(key: tuple, original: str, *, is_fact: bool) -> _Doc:
-    if is_fact:
-        meta, body = text_rules.parse_frontmatter(original)
-        description = str(meta.get("description") or "").strip()
-        body = body.strip()
-        shown_body = text_rules.fold_single_line(body)
-        shown = f"{description} — {shown_body}" if description and shown_body else description
-        return _Doc(key, text_rules.fold(f"{description}\n{body}"), original, shown or shown_body)
-    if text_rules.MACHINE_BLOCK_START in original:
-        searched = _blank_machine_blocks(original)
-    else:
-        searched = original
-    return _Doc(key, text_rules.fold(searched), original, None)
+def _rule(word: str) -> str:
+    if text_rules.is_short(word):
+        return "whole"
+    return "anywhere" if text_rules.is_spaceless(word) else "inside"
 
 
-def _load(scanned: workspace.ScannedFile, *, is_fact: bool, now_ns: int) -> _Doc | None:
-    """The cached doc of a scanned file, re-read when its key changed or it was racy."""
-    global _cache_chars
-    key = _key(scanned)
-    doc = _cache.get(scanned.abspath)
-    if doc is not None and doc.key == key and not doc.racy:
-        return doc
-    original = workspace.read_scanned(scanned)
-    if original is None:
-        return None
-    doc = _build_doc(key, original, is_fact=is_fact)
-    doc.racy = now_ns - max(scanned.mtime_ns, scanned.ctime_ns) < RACY_WINDOW_NS
-    with _cache_lock:
-        if _cache_chars > CACHE_MAX_CHARS:
-            _cache.clear()
-            _cache_chars = 0
-        old = _cache.get(scanned.abspath)
-        if old is not None:
-            _cache_chars -= len(old.original)
-        _cache[scanned.abspath] = doc
-        _cache_chars += len(original)
-    return doc
+def _expand(index: search_index.Index, word: str) -> tuple[list[str], list[int]]:
+    """The words of the text a query word matches (SPEC §6.1 word rules)."""
+    db = index.db
+    if text_rules.is_short(word):
+        rows = db.execute("SELECT token, id FROM tokens WHERE token = ?", (word,)).fetchall()
+    elif len(word) >= 3:
+        rows = db.execute(
+            "SELECT t.token, t.id FROM tokens_fts f JOIN tokens t ON t.id = f.rowid "
+            "WHERE tokens_fts MATCH ?",
+            (f'"{word}"',),
+        ).fetchall()
+        rows = [row for row in rows if word in row[0]]  # the trigram match is exact; belt
+    else:  # one or two characters of Han, Kana or Hangul
+        rows = db.execute(
+            "SELECT token, id FROM tokens WHERE spaceless AND instr(token, ?) > 0", (word,)
+        ).fetchall()
+    return [row[0] for row in rows], [row[1] for row in rows]
 
 
-# --- sources: which files an agent's search reads ---------------------------------------
-
-# A source is a plain tuple (mtime_ns, shown path, scanned file, is_fact, scope, agent id):
-# thousands are made per query, and a plain tuple sorts newest first (mtime, then path
-# descending) with `sorted(..., reverse=True)` and no key function.
-_Source = tuple[int, str, workspace.ScannedFile, bool, str, str | None]
+def weight(df: int, entries: int) -> int:
+    """A word's weight in thousandths: BM25's idf, ln(1 + (N − df + ½) / (df + ½))."""
+    return round(1000 * math.log(1 + (entries - df + 0.5) / (df + 0.5)))
 
 
-def _scan(rel_dir: str, *, recursive: bool = False) -> list[workspace.ScannedFile]:
-    # A directory that leads out of the workspace holds nothing search may read.
-    try:
-        return workspace.scan_files(rel_dir, recursive=recursive)
-    except PathRefused:
+def _parse(index: search_index.Index, query: str, scope_ids: list[int]) -> tuple[list[_Word], int]:
+    words = text_rules.words(query)
+    if not words:
+        raise InvalidInput("The query has no letters or digits to search for.")
+    db = index.db
+    marks = ",".join("?" * len(scope_ids))
+    total = 0
+    if scope_ids:
+        total = db.execute(
+            f"SELECT coalesce(sum(entries), 0) FROM scopes WHERE id IN ({marks})", scope_ids
+        ).fetchone()[0]
+    parsed = []
+    for word in words:
+        tokens, ids = _expand(index, word)
+        df = 0
+        for start in range(0, len(ids), 400):
+            chunk = ids[start : start + 400]
+            if scope_ids:
+                df += db.execute(
+                    f"SELECT coalesce(sum(n), 0) FROM df WHERE scope IN ({marks}) "
+                    f"AND token IN ({','.join('?' * len(chunk))})",
+                    [*scope_ids, *chunk],
+                ).fetchone()[0]
+        parsed.append(_Word(word, tokens, ids, df, weight(df, total), frozenset(tokens)))
+    return parsed, total
+
+
+@dataclass
+class _Row:
+    rowid: int
+    table: str
+    first: int
+    last: int
+    heading: str
+    weight: int
+    matched: tuple[int, ...]  # indexes into the query's words
+    pool: int = 0  # which pool of the search it was found for
+
+
+def _score(words: list[_Word], tokens: set[str]) -> tuple[int, tuple[int, ...]]:
+    matched = tuple(i for i, word in enumerate(words) if not word.token_set.isdisjoint(tokens))
+    return sum(words[i].weight for i in matched), matched
+
+
+def _full(db, tables: list[str], words: list[_Word], limit: int) -> list[_Row]:
+    """Entries holding every word, newest first."""
+    if not words or any(not word.tokens for word in words):
         return []
+    expr = " AND ".join(word.expr for word in words)
+    total = sum(word.weight for word in words)
+    everything = tuple(range(len(words)))
+    rows: list[_Row] = []
+    for table in tables:
+        for rowid, first, last, heading in db.execute(
+            f"SELECT rowid, first, last, heading FROM {table} WHERE {table} MATCH ? "
+            "ORDER BY rowid DESC LIMIT ?",
+            (expr, limit),
+        ):
+            rows.append(_Row(rowid, table, first, last, heading, total, everything))
+    rows.sort(key=lambda row: row.rowid, reverse=True)
+    return rows[:limit]
 
 
-def _agent_sources(agent: Agent) -> list[_Source]:
-    """MEMORY.md and every .md below memory/ of the agent (never agents/ or users/ of the
-    default agent, whose dir is the home)."""
-    scope = f"agent:{agent.id}"
-    cut = len(agent.dir) + 1 if agent.dir else 0
-    memory_name = memory_file_name(agent)  # MEMORY.md, or memory.md standing for it
-    found = [scanned for scanned in _scan(agent.dir) if scanned.path[cut:] == memory_name]
-    found += _scan(agent.path("memory"), recursive=True)
-    agent_id = agent.id
-    sources = [(s[3], s[0][cut:], s, False, scope, agent_id) for s in found]
-    # The extra paths (MEMORY_EXTRA_PATHS): read by every agent, shown as extra/...
-    return sources + [(s[3], s[0], s, False, scope, agent_id) for s in workspace.scan_extra()]
+def _best(found: dict[tuple[str, int], _Row], limit: int) -> list[_Row]:
+    return sorted(found.values(), key=lambda row: (row.weight, row.rowid), reverse=True)[:limit]
 
 
-def _user_sources() -> list[_Source]:
-    """The shared facts: users/owner/facts/<valid name>.md (INDEX.md is not a fact)."""
-    sources = []
-    start = len(FACTS_DIR) + 1
-    fullmatch = text_rules.FACT_NAME_RE.fullmatch
-    for scanned in _scan(FACTS_DIR):
-        name = scanned.path[start:-3]
-        if len(name) <= 64 and fullmatch(name):
-            sources.append((scanned.mtime_ns, scanned.path, scanned, True, USER_SCOPE, None))
-    return sources
+def _kth(found: dict[tuple[str, int], _Row], limit: int) -> int | None:
+    if len(found) < limit:
+        return None
+    return _best(found, limit)[-1].weight
 
 
-# --- matching and ranking ------------------------------------------------------------
+def _partial(db, tables: list[str], words: list[_Word], limit: int) -> list[_Row]:
+    """The best `limit` entries by the weights of the words they hold, exactly.
 
-
-def _contains(word: str) -> Callable[[str], bool]:
-    def has_word(folded: str) -> bool:
-        return word in folded
-
-    return has_word
-
-
-class _Query:
-    def __init__(self, query: str) -> None:
-        self.words = text_rules.words(query)
-        if not self.words:
-            raise InvalidInput("The query has no letters or digits to search for.")
-        self.patterns = [text_rules.word_pattern(word) for word in self.words]
-        self.short = [len(word) <= text_rules.SHORT_WORD for word in self.words]
-        # The longest word is the likeliest to be rare: lines holding it are the only ones
-        # checked for the other words when looking for entries with every word.
-        self.anchor = max(range(len(self.words)), key=lambda index: len(self.words[index]))
-        self.others = [
-            (word, self.patterns[index] if self.short[index] else None)
-            for index, word in enumerate(self.words)
-            if index != self.anchor
-        ]
-        anchor_word = self.words[self.anchor]
-        anchor_pattern = self.patterns[self.anchor] if self.short[self.anchor] else None
-        self.checks = [(anchor_word, anchor_pattern), *self.others]
-        if len(self.checks) == 1 and anchor_pattern is None:
-            # One long word, the commonest query: a bare C substring test per file.
-            self.has_all = _contains(anchor_word)
-        else:
-            self.has_all = self.has_all_words
-
-    def present(self, folded: str) -> int:
-        """Bit i set when word i matches somewhere in the text."""
-        mask = 0
-        for index, word in enumerate(self.words):
-            # `in` is a C substring scan; only a short word needs the regex on top.
-            if word in folded and (not self.short[index] or self.patterns[index].search(folded)):
-                mask |= 1 << index
-        return mask
-
-    def has_all_words(self, folded: str) -> bool:
-        """Whether every word matches somewhere in the text (anchor first: likeliest to
-        be missing, so most files are dismissed after one C substring scan)."""
-        for word, pattern in self.checks:
-            if word not in folded or (pattern is not None and pattern.search(folded) is None):
-                return False
-        return True
-
-    def _lines_with(self, doc: _Doc, index: int) -> Iterator[tuple[int, int]]:
-        """(line index, offset where the line ends) of each line of `doc` holding word
-        `index`, in order, each line once."""
-        folded = doc.folded
-        starts = doc.line_starts()
-        count = len(starts)
-        end = len(folded)
-        word = self.words[index]
-        search = self.patterns[index].search if self.short[index] else None
-        pos = 0
-        while pos < end:
-            if search is None:
-                at = folded.find(word, pos)
-            else:
-                match = search(folded, pos)
-                at = -1 if match is None else match.start()
-            if at < 0:
-                return
-            line = bisect.bisect_right(starts, at) - 1
-            # One match per line is enough: jump to the next line.
-            pos = starts[line + 1] if line + 1 < count else end
-            yield line, pos
-
-    def full_lines(self, doc: _Doc) -> list[int]:
-        """Indexes of the lines that hold every word, in order: the lines holding the
-        anchor word, kept when the others are on them too."""
-        starts = doc.line_starts()
-        others = self.others
-        lines: list[int] = []
-        for line, line_end in self._lines_with(doc, self.anchor):
-            if others:
-                segment = doc.folded[starts[line] : line_end]
-                if not all(
-                    other in segment and (pattern is None or pattern.search(segment))
-                    for other, pattern in others
-                ):
-                    continue
-            lines.append(line)
-        return lines
-
-    def line_masks(self, doc: _Doc, present: int) -> dict[int, int]:
-        """Line index → bits of the words matched on that line."""
-        masks: dict[int, int] = {}
-        for index in range(len(self.words)):
-            bit = 1 << index
-            if not present & bit:
-                continue
-            for line, _ in self._lines_with(doc, index):
-                masks[line] = masks.get(line, 0) | bit
-        return masks
-
-
-def _hit(source: _Source, doc: _Doc, line: int | None, score: int) -> Hit:
-    mtime_ns, path, _scanned, _is_fact, scope, agent_id = source
-    shown = (doc.fact_text or "") if line is None else doc.line(line).strip()
-    return Hit(
-        scope=scope,
-        agent=agent_id,
-        path=path,
-        line=None if line is None else line + 1,
-        text=text_rules.cap(shown, TEXT_CHARS),
-        score=score,
-        mtime_ns=mtime_ns,
+    The rarest words' entries are fetched whole and scored; once the words left could not
+    together outweigh the limit-th entry so far, nothing else can enter. Entries holding
+    only common words are walked by subset of those words, heaviest subset first, each
+    subset's newest entries only (`NOT` the other words), until no lighter subset can.
+    """
+    order = sorted(
+        (i for i, word in enumerate(words) if word.tokens), key=lambda i: (-words[i].weight, i)
     )
+    found: dict[tuple[str, int], _Row] = {}
+    fetched: list[int] = []
+    position = 0
+    while position < len(order):
+        rest = sum(words[i].weight for i in order[position:])
+        kth = _kth(found, limit)
+        if kth is not None and kth > rest:
+            return _best(found, limit)
+        word = words[order[position]]
+        if word.df > FETCH_ROWS and len(order) - position <= MAX_SUBSET_WORDS:
+            break
+        for table in tables:
+            for rowid, words_text, first, last, heading in db.execute(
+                f"SELECT rowid, words, first, last, heading FROM {table} WHERE {table} MATCH ?",
+                (word.expr,),
+            ):
+                if (table, rowid) not in found:
+                    total, matched = _score(words, set(words_text.split()))
+                    found[(table, rowid)] = _Row(rowid, table, first, last, heading, total, matched)
+        fetched.append(order[position])
+        position += 1
+    if position < len(order):
+        _walk_subsets(db, tables, words, fetched, order[position:], found, limit)
+    return _best(found, limit)
 
 
-def _entries(query: _Query, doc: _Doc, present: int, is_fact: bool) -> list[tuple[int, int]]:
-    """(line index or -1 for a fact, matched bits) of every matching entry, in line order."""
-    if is_fact:
-        return [(-1, present)] if present else []
-    return sorted(query.line_masks(doc, present).items())
+def _walk_subsets(db, tables, words, fetched, rest_words, found, limit) -> None:
+    subsets = []
+    for size in range(1, len(rest_words) + 1):
+        for subset in itertools.combinations(rest_words, size):
+            subsets.append((sum(words[i].weight for i in subset), subset))
+    subsets.sort(key=lambda item: -item[0])
+    for total, subset in subsets:
+        kth = _kth(found, limit)
+        if kth is not None and kth > total:
+            return
+        excluded = [i for i in rest_words if i not in subset] + fetched
+        expr = "(" + " AND ".join(words[i].expr for i in subset) + ")"
+        if excluded:
+            expr += " NOT (" + " OR ".join(words[i].expr for i in excluded) + ")"
+        matched = tuple(sorted(subset))
+        for table in tables:
+            for rowid, first, last, heading in db.execute(
+                f"SELECT rowid, first, last, heading FROM {table} WHERE {table} MATCH ? "
+                "ORDER BY rowid DESC LIMIT ?",
+                (expr, limit),
+            ):
+                found[(table, rowid)] = _Row(rowid, table, first, last, heading, total, matched)
 
 
-def _search_pool(query: _Query, sources: list[_Source], limit: int, now_ns: int) -> list[Hit]:
-    """The best `limit` entries of one ranked pool of files (SPEC §6.1). `now_ns` is the
-    time taken before the files were scanned (what decides whether a read is racy)."""
-    ordered = sorted(sources, reverse=True)  # newest first: mtime, then path descending
-    word_count = len(query.words)
-    has_all = query.has_all
-    cached = _cache.get
-    hits: list[Hit] = []
-    docs: list[_Doc | None] = []  # by rank, for the partial walk
+# --- from rows to hits, checked against the files -------------------------------------
 
-    # Entries with every word: walk the files newest first and stop at `limit`.
-    for source in ordered:
-        scanned = source[2]
-        doc = cached(scanned[1])
-        # The hot path, inlined: an unchanged, settled file is served from the cache.
-        if doc is None or doc.racy or doc.key != scanned[2:]:
-            doc = _load(scanned, is_fact=source[3], now_ns=now_ns)
-        docs.append(doc)
-        if doc is None or not has_all(doc.folded):
+
+@dataclass
+class _Pool:
+    scope: str  # "user" or "agent:<id>"
+    agent_id: str | None
+    dirs: list[str]  # scope dirs searched together
+    tables: list[str] = field(default_factory=list)
+    scope_ids: list[int] = field(default_factory=list)
+    table_dirs: dict[str, str] = field(default_factory=dict)
+    table_scopes: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+
+
+def _agent_pool(agent: Agent, *, include_user: bool) -> _Pool:
+    # The agent's files and the extra paths (MEMORY_EXTRA_PATHS: read by every agent).
+    pool = _Pool(f"agent:{agent.id}", agent.id, [agent.dir, search_index.EXTRA_SCOPE_DIR])
+    if include_user:
+        pool.dirs.append(search_index.USER_SCOPE_DIR)
+    return pool
+
+
+def _open_pool(index: search_index.Index, pool: _Pool) -> _Pool:
+    for scope_dir in pool.dirs:
+        known = index.scope(scope_dir)
+        if known is None:
             continue
-        if source[3]:  # a fact is one entry
-            hits.append(_hit(source, doc, None, word_count))
+        scope_id, table = known
+        pool.tables.append(table)
+        pool.scope_ids.append(scope_id)
+        pool.table_dirs[table] = scope_dir
+        if scope_dir == search_index.USER_SCOPE_DIR:
+            pool.table_scopes[table] = (USER_SCOPE, None)
         else:
-            hits += [_hit(source, doc, line, word_count) for line in query.full_lines(doc)]
-        if len(hits) >= limit:
-            return hits[:limit]
-    if hits or word_count == 1:
-        return hits
+            pool.table_scopes[table] = (pool.scope, pool.agent_id)
+    return pool
 
-    # None has every word: partial matches, best first. A file can give nothing better
-    # than the number of words it holds, so files go by that count, then by rank, and the
-    # walk stops once `limit` entries beat anything the next file could give.
-    partial: list[tuple[int, int, int]] = []  # (-words in file, rank, present bits)
-    for rank, doc in enumerate(docs):
-        if doc is not None:
-            present = query.present(doc.folded)
-            if present:
-                partial.append((-present.bit_count(), rank, present))
-    partial.sort()
-    found: list[tuple[int, int, int]] = []  # (-score, rank, line index or -1)
-    for neg_best_possible, rank, present in partial:
-        if len(found) >= limit:
-            found.sort()
-            del found[limit:]
-            if found[-1][:2] < (neg_best_possible, rank):
-                break
-        for line, bits in _entries(query, docs[rank], present, ordered[rank][3]):
-            found.append((-bits.bit_count(), rank, line))
-    found.sort()
-    return [
-        _hit(ordered[rank], docs[rank], None if line < 0 else line, -neg_score)
-        for neg_score, rank, line in found[:limit]
-    ]
+
+def _shown_date(day: dt.date | None) -> str | None:
+    return None if day is None else day.isoformat()
+
+
+class _Stale(Exception):
+    def __init__(self, paths: set[str]) -> None:
+        self.paths = paths
+
+
+def _hits(
+    index: search_index.Index, pools: list[_Pool], rows: list[_Row], words: list[_Word]
+) -> list[Hit]:
+    """Hits for index rows, each checked against its file as it is now. Raises _Stale with
+    the files that no longer match what was indexed."""
+    if not rows:
+        return []
+    db = index.db
+    slots = sorted({row.rowid >> search_index.ENTRY_BITS for row in rows})
+    files = {
+        slot: (path, size, mtime_ns, ctime_ns, ino, racy, content_hash)
+        for slot, path, size, mtime_ns, ctime_ns, ino, racy, content_hash in db.execute(
+            "SELECT slot, path, size, mtime_ns, ctime_ns, ino, racy, hash FROM files "
+            f"WHERE slot IN ({','.join('?' * len(slots))})",
+            slots,
+        )
+    }
+    texts: dict[int, str] = {}
+    stale: set[str] = set()
+    if len(files) < len(slots):  # a file re-indexed meanwhile by another process: ask again
+        raise _Stale(set())
+    reads = workspace.read_keyed_many([known[0] for known in files.values()])
+    for slot in slots:
+        path, *key, racy, content_hash = files[slot]
+        read = reads[path]
+        if read is None or tuple(read[1]) != tuple(key[:4]):
+            stale.add(path)
+            continue
+        if racy and search_index.hash_text(read[0]) != content_hash:
+            stale.add(path)
+            continue
+        texts[slot] = read[0]
+    if stale:
+        raise _Stale(stale)
+    hits = []
+    for row in rows:
+        slot = row.rowid >> search_index.ENTRY_BITS
+        path = files[slot][0]
+        original = texts[slot]
+        scope_dir = pools[row.pool].table_dirs[row.table]
+        scope, agent_id = pools[row.pool].table_scopes[row.table]
+        is_fact = scope_dir == search_index.USER_SCOPE_DIR
+        if is_fact:
+            entry = search_index.entries_of(original, is_fact=True, with_text=True)[0]
+            shown, first, last, heading = entry.text, None, None, None
+            tokens = set(entry.tokens)
+        else:
+            lines = original.split("\n")
+            block = lines[row.first : row.last + 1]
+            shown = " ".join(line.strip() for line in block if line.strip())
+            tokens = set(search_index._find_words(text_rules.fold("\n".join(block))))
+            first, last = row.first + 1, row.last + 1
+            heading = row.heading or None
+        # What the index said this entry holds, said again by the file as it is now.
+        if _score(words, tokens)[1] != tuple(i for i in row.matched):
+            raise _Stale({path})
+        day = search_index.note_day(path, scope_dir)
+        if heading and day is not None and heading.lstrip("#").strip() == day.isoformat():
+            heading = None  # the note's own date heading says nothing the date does not
+        hits.append(
+            Hit(
+                scope=scope,
+                agent=agent_id,
+                path=search_index.shown_path(path, scope_dir),
+                line=first,
+                text=text_rules.cap(shown, TEXT_CHARS),
+                score=len(row.matched),
+                end_line=last,
+                date=_shown_date(day),
+                heading=heading,
+                weight=row.weight / 1000,
+                matched=[words[i].word for i in row.matched],
+                rank=row.rowid,
+            )
+        )
+    return hits
+
+
+def _refresh(index: search_index.Index, paths: Iterable[str]) -> None:
+    db = index.db
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        for path in paths:
+            search_index.refresh(index, path)
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+
+
+def _run(query: str, pools: list[_Pool], limit: int, *, merge: bool) -> list[Hit]:
+    """The best `limit` hits (SPEC §6.1): of the one pool, or (merge) of every pool ranked
+    on its own and interleaved by rank (§6.2), all words first across the pools. Only the
+    rows kept are read back from their files."""
+    index = search_index.get()
+    search_index.catch_up(index)
+    for pool in pools:
+        _open_pool(index, pool)
+    for attempt in range(4):
+        try:
+            rows, words = _select(index, query, pools, limit)
+            kept = _interleave_rows(rows, limit, len(words)) if merge else rows[0]
+            return _hits(index, pools, kept, words)
+        except _Stale as stale:
+            if attempt == 3:
+                raise RuntimeError(f"search: files keep changing under it: {stale.paths}") from None
+            _refresh(index, stale.paths)
+    raise AssertionError("unreachable")
+
+
+def _select(index, query, pools, limit) -> tuple[list[list[_Row]], list[_Word]]:
+    """Each pool's best `limit` rows, words weighed over all the pools' scopes (one pool
+    for memory_search; for the owner's search of everything, so that ranks compare)."""
+    db = index.db
+    every = sorted({scope_id for pool in pools for scope_id in pool.scope_ids})
+    words, _ = _parse(index, query, every)
+    rows = [_full(db, pool.tables, words, limit) for pool in pools]
+    if not any(rows) and len(words) > 1:
+        rows = [_partial(db, pool.tables, words, limit) for pool in pools]
+    for number, pool_rows in enumerate(rows):
+        for row in pool_rows:
+            row.pool = number
+    return rows, words
+
+
+def _interleave_rows(pools: list[list[_Row]], limit: int, word_count: int) -> list[_Row]:
+    """Merge ranked pools so the best entry of each stands before the second of any
+    (SPEC §6.2). When any pool has an entry with every word, entries missing one are
+    dropped from all pools (all words first holds across scopes too)."""
+    pools = [pool for pool in pools if pool]
+    if any(len(row.matched) == word_count for pool in pools for row in pool):
+        pools = [[row for row in pool if len(row.matched) == word_count] for pool in pools]
+    merged: list[_Row] = []
+    seen: set[tuple[str, int]] = set()  # an extra path's entry is in every agent's pool
+    depth = max((len(pool) for pool in pools), default=0)
+    for round_index in range(depth):
+        same_round = [pool[round_index] for pool in pools if round_index < len(pool)]
+        for row in sorted(same_round, key=lambda row: (row.weight, row.rowid), reverse=True):
+            if (row.table, row.rowid) not in seen:
+                seen.add((row.table, row.rowid))
+                merged.append(row)
+        if len(merged) >= limit:
+            break
+    return merged[:limit]
 
 
 def _check_limit(limit: int) -> int:
@@ -410,49 +483,54 @@ def search(
     facts when include_user, ranked as one pool. At most `limit` hits, best first.
 
     Raises InvalidInput for a query without letters or digits or a limit outside 1–100.
-    Reads the disk on every call (stat of every file, text of changed files only): never
-    stale.
     """
     _check_limit(limit)
-    parsed = _Query(query)
-    now_ns = time.time_ns()
-    sources: list[_Source] = []
+    if not text_rules.words(query):
+        raise InvalidInput("The query has no letters or digits to search for.")
+    if agent is None:
+        if not include_user:
+            return []
+        pool = _Pool(USER_SCOPE, None, [search_index.USER_SCOPE_DIR])
+    else:
+        pool = _agent_pool(agent, include_user=include_user)
+    return _run(query, [pool], limit, merge=False)
+
+
+def explain(query: str, *, agent: Agent | None = None, include_user: bool = True) -> Explained:
+    """How each word of the query counts in the scope `search` (or, without an agent,
+    `search_all`) would search: its rule, in how many entries it stands, its weight."""
+    if not text_rules.words(query):
+        raise InvalidInput("The query has no letters or digits to search for.")
+    index = search_index.get()
+    search_index.catch_up(index)
     if agent is not None:
-        sources += _agent_sources(agent)
-    if include_user:
-        sources += _user_sources()
-    return _search_pool(parsed, sources, limit, now_ns)
+        pools = [_agent_pool(agent, include_user=include_user)]
+    else:
+        pools = _all_pools()
+    for pool in pools:
+        _open_pool(index, pool)
+    scope_ids = sorted({scope_id for pool in pools for scope_id in pool.scope_ids})
+    words, total = _parse(index, query, scope_ids)
+    return Explained(
+        total,
+        [
+            WordWeight(w.word, _rule(w.word), w.df, w.weight / 1000, sorted(w.tokens)[:20])
+            for w in words
+        ],
+    )
 
 
-def _rank_key_sort(hits: list[Hit]) -> list[Hit]:
-    # More words, then newer file (mtime, then path descending), then line order.
-    hits = sorted(hits, key=lambda h: h.line or 0)
-    hits.sort(key=lambda h: (h.mtime_ns, h.path), reverse=True)
-    hits.sort(key=lambda h: -h.score)
-    return hits
-
-
-def interleave(pools: Iterable[list[Hit]], limit: int, word_count: int) -> list[Hit]:
-    """Merge ranked pools so the best entry of each stands before the second of any
-    (SPEC §6.2). When any pool has an entry with every word, entries missing one are
-    dropped from all pools (all words first holds across scopes too)."""
-    pools = [pool for pool in pools if pool]
-    if any(hit.score == word_count for pool in pools for hit in pool):
-        pools = [[hit for hit in pool if hit.score == word_count] for pool in pools]
-    merged: list[Hit] = []
-    depth = max((len(pool) for pool in pools), default=0)
-    for round_index in range(depth):
-        merged += _rank_key_sort([pool[round_index] for pool in pools if round_index < len(pool)])
-        if len(merged) >= limit:
-            break
-    return merged[:limit]
+def _all_pools() -> list[_Pool]:
+    pools = [_agent_pool(agent, include_user=False) for agent in Agent.objects.all()]
+    pools.append(_Pool(USER_SCOPE, None, [search_index.USER_SCOPE_DIR]))
+    return pools
 
 
 def search_all(query: str, *, agent_id: str | None = None, limit: int = DEFAULT_LIMIT) -> list[Hit]:
     """GET /api/memory/search (SPEC §6.2). With agent_id: that agent's files and the user
     scope, as `search` ranks them. Without: every agent's results and the user scope's,
-    each ranked on its own and interleaved by rank. Raises NotFound for an unknown agent,
-    InvalidInput as `search` does."""
+    each ranked on its own (words weighed over all of them, so ranks compare) and
+    interleaved by rank. Raises NotFound for an unknown agent, InvalidInput as `search`."""
     _check_limit(limit)
     return _search_all(query, agent_id=agent_id, limit=limit)
 
@@ -460,25 +538,20 @@ def search_all(query: str, *, agent_id: str | None = None, limit: int = DEFAULT_
 def _search_all(query: str, *, agent_id: str | None, limit: int) -> list[Hit]:
     from memory.agents import get_agent_or_404
 
-    agent = get_agent_or_404(agent_id) if agent_id is not None else None
-    parsed = _Query(query)
-    now_ns = time.time_ns()
-    if agent is not None:
-        return _search_pool(parsed, _agent_sources(agent) + _user_sources(), limit, now_ns)
-    pools = [
-        _search_pool(parsed, _agent_sources(agent), limit, now_ns) for agent in Agent.objects.all()
-    ]
-    pools.append(_search_pool(parsed, _user_sources(), limit, now_ns))
-    return interleave(pools, limit, len(parsed.words))
+    if not text_rules.words(query):
+        raise InvalidInput("The query has no letters or digits to search for.")
+    if agent_id is not None:
+        pool = _agent_pool(get_agent_or_404(agent_id), include_user=True)
+        return _run(query, [pool], limit, merge=False)
+    return _run(query, _all_pools(), limit, merge=True)
 
 
-# How many entries a window of results counts at most: past this the count is "1,000+".
 COUNT_CAP = 1000
 
 
 @dataclass(frozen=True)
 class Window:
-    """One page of search_all's results: `hits[offset:offset + limit]` of `total` found,
+    """One page of ranked results: `hits` from `offset`, at most `limit` of them, and
     `total` counted up to COUNT_CAP (`capped` when there may be more)."""
 
     hits: list[Hit]
@@ -498,8 +571,7 @@ def search_window(
 ) -> Window:
     """A page of `search_all`'s ranked results and how many there are, for lists a person
     pages through (the management pages, `GET /api/memory/search?offset=`). The ranking
-    is exactly search_all's; the count is exact up to `count_up_to` (then `capped`), so a
-    word found on every line of ten years of notes still answers in one pass.
+    is exactly search_all's; the count is exact up to `count_up_to` (then `capped`).
     Raises InvalidInput as search_all does, and for a negative offset."""
     _check_limit(limit)
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
@@ -512,10 +584,26 @@ def search_window(
     return Window(found[offset : offset + limit], len(found), capped, offset, limit)
 
 
+def _lines(hit: Hit) -> str:
+    if hit.line is None:
+        return hit.path
+    if hit.end_line is None or hit.end_line == hit.line:
+        return f"{hit.path}:{hit.line}"
+    return f"{hit.path}:L{hit.line}-L{hit.end_line}"
+
+
 def format_hit(hit: Hit) -> str:
-    """`[<path>:<line>] <text>`, or `[<path>] <text>` for a fact."""
-    where = hit.path if hit.line is None else f"{hit.path}:{hit.line}"
-    return f"[{where}] {hit.text}"
+    """`[<path>:<line>] <text>` (`[<path>:L3-L5]` for an entry of several lines, `[<path>]`
+    for a fact), with `(<date> <weekday> · <heading>)` before the text when the entry is in
+    a dated note or under a heading."""
+    when = []
+    if hit.date:
+        day = dt.date.fromisoformat(hit.date)
+        when.append(f"{hit.date} {WEEKDAYS[day.weekday()]}")
+    if hit.heading:
+        when.append(hit.heading)
+    context = f"({' · '.join(when)}) " if when else ""
+    return f"[{_lines(hit)}] {context}{hit.text}"
 
 
 def format_hits(hits: list[Hit]) -> str:

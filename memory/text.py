@@ -76,16 +76,119 @@ def words(text: str) -> list[str]:
 
 SHORT_WORD = 3  # a word this long or shorter only counts when found whole
 
+# Scripts written without spaces between words: Han (with its marks of iteration and
+# the CJK radicals), Hiragana, Katakana (also halfwidth) and Hangul (syllables, and the
+# conjoining jamo that folding's NFD turns them into). A run of these is a phrase, not a
+# word, so the whole-word rule for short words cannot apply to it (SPEC §6.1 exception).
+_SPACELESS = (
+    "\u1100-\u11ff\u2e80-\u2fdf\u3005-\u3007\u3021-\u3029\u3031-\u3035\u3038-\u303c"
+    "\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f"
+    "\uac00-\ud7ff\uf900-\ufaff\uff66-\uffdc\U00020000-\U0003ffff"
+)
+_SPACELESS_WORD = re.compile(f"[{_SPACELESS}]+")
+SPACELESS_CHAR = re.compile(f"[{_SPACELESS}]")
+
+
+def is_spaceless(word: str) -> bool:
+    """Whether a (folded) word is written only in Han, Kana or Hangul: such a run matches
+    anywhere inside the text at any length (`心跳`, `大同`)."""
+    return _SPACELESS_WORD.fullmatch(word) is not None
+
+
+def is_short(word: str) -> bool:
+    """Whether a folded query word counts only when found whole (SPEC §6.1): three
+    characters or fewer, unless it is written in a script without spaces."""
+    return len(word) <= SHORT_WORD and not is_spaceless(word)
+
 
 def word_pattern(word: str) -> re.Pattern[str]:
     """How one folded query word matches folded text (SPEC §6.1): a word of four or more
-    characters anywhere; a shorter one only as a whole word (not inside letters/digits)."""
+    characters anywhere; a shorter one only as a whole word (not inside letters/digits),
+    except a run of Han, Kana or Hangul, which matches anywhere at any length."""
     escaped = re.escape(word)
-    if len(word) <= SHORT_WORD:
+    if is_short(word):
         # The literal comes first so sre can scan for it quickly; the lookbehind after it
         # then asserts that the character before the word is not a letter or digit.
         return re.compile(rf"{escaped}(?<![^\W_]{escaped})(?![^\W_])")
     return re.compile(escaped)
+
+
+# --- entries: blocks of lines (SPEC §6.1) ---------------------------------------------
+
+MAX_BLOCK_LINES = 5  # a paragraph longer than this is several entries
+MAX_BLOCK_CHARS = 1000  # nor does a block grow past this many characters
+_HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
+_ITEM = re.compile(r"[ \t]*(?:[-*+]|[0-9]{1,9}[.)])(?:[ \t]|$)|[ \t]*\|")
+_FRONTMATTER_END = ("---", "...")
+
+
+def is_heading(line: str) -> bool:
+    """An ATX heading line (`# …` to `###### …`)."""
+    return _HEADING.match(line) is not None
+
+
+def _frontmatter_end(lines: list[str]) -> int:
+    """The index of the line closing a YAML frontmatter that opens the file, else -1."""
+    if not lines or lines[0].rstrip() != "---":
+        return -1
+    for index in range(1, len(lines)):
+        if lines[index].rstrip() in _FRONTMATTER_END:
+            return index
+    return -1
+
+
+def blocks(lines: list[str], *, start_at: int = 0) -> list[tuple[int, int, int]]:
+    """The entries of a file's lines, as (first line, last line, heading line) indexes,
+    0-based and in order; the heading is the nearest heading line above the entry, -1
+    when there is none. Lines holding no letter or digit make no entry.
+
+    An entry is a block (SPEC §6.1): a paragraph, or a list item with its continuation
+    lines, up to MAX_BLOCK_LINES lines and MAX_BLOCK_CHARS characters. A blank line, a
+    heading, a new list item or table row starts a new entry; a heading and each line of a
+    frontmatter are entries of one line. So a daily note's `- HH:MM …` lines stay one entry
+    each, while a bullet continued on the next line, or a short paragraph, is one.
+
+    `start_at` (the first line of an entry found before, past any frontmatter) gives the
+    entries from that line on, as the whole file's would be there: what comes before an
+    entry never changes where the later ones start, but for the heading above, found here.
+    """
+    found: list[tuple[int, int, int]] = []
+    has_word = _WORD_RE.search
+    heading = -1
+    start = last = -1  # the open block's first line and its last line with a word
+    size = 0
+    frontmatter = _frontmatter_end(lines)
+    if start_at:
+        heading = next(
+            (i for i in range(start_at - 1, frontmatter, -1) if is_heading(lines[i])), -1
+        )
+    for index in range(start_at, len(lines)):
+        line = lines[index]
+        single = index <= frontmatter or is_heading(line)
+        if single or not line.strip():
+            if last >= 0:
+                found.append((start, last, heading))
+            start = last = -1
+            if single and has_word(line):
+                found.append((index, index, -1 if index <= frontmatter else heading))
+            if index > frontmatter and is_heading(line):
+                heading = index
+            continue
+        if (
+            start < 0
+            or _ITEM.match(line)
+            or index - start >= MAX_BLOCK_LINES
+            or size + len(line) > MAX_BLOCK_CHARS
+        ):
+            if last >= 0:
+                found.append((start, last, heading))
+            start, last, size = index, -1, 0
+        size += len(line)
+        if has_word(line):
+            last = index
+    if last >= 0:
+        found.append((start, last, heading))
+    return found
 
 
 # --- slugs (SPEC §10.2) and names ------------------------------------------------------

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import jsonschema
 
+from memory import workspace
 from memory.errors import InvalidInput, NotFound
 from memory.models import Agent
 from memory.presence import refuse_source_argument
@@ -308,10 +309,14 @@ def call_tool_result(
     problems = validate(arguments, tool.parameters)
     if problems:
         raise InvalidInput(" ".join(problems), errors=problems)
+    source = validate_source(source)
     # Every interface (REST, MCP, provider loops) passes here: text that no file can hold
     # is 422 before the tool runs, as DRF's fields already refuse it for the REST API.
     refuse_unencodable(arguments, "arguments")
-    result = tool.func(agent, source=validate_source(source), **arguments)
+    # Versions of the files the tool changes name this agent and the call's source.
+    actor = source if source.startswith("job:") else f"agent:{agent.id}"
+    with workspace.attributed(actor=actor, source=source, via="tool"):
+        result = tool.func(agent, source=source, **arguments)
     return result if isinstance(result, ToolResult) else ToolResult(text=str(result))
 
 
@@ -386,7 +391,15 @@ def memory_search(
         hits = [hit for hit in hits if hit.score / len(words) >= minScore]
     data = {
         "results": [
-            {"path": hit.path, "line": hit.line, "text": hit.text, "score": hit.score}
+            {
+                "path": hit.path,
+                "line": hit.line,
+                "end_line": hit.end_line,
+                "date": hit.date,
+                "heading": hit.heading,
+                "text": hit.text,
+                "score": hit.score,
+            }
             for hit in hits
         ]
     }

@@ -29,12 +29,19 @@ Everyone else passes workspace-relative POSIX paths ("users/owner/USER.md",
   WorkspaceReadOnly (503), naming the file that was not written; reads keep working on a
   read-only workspace (they never create a lock file or anything else);
 - returns content hashes so callers can detect a changed base: sha256 of the text as
-  read (UTF-8, "\\n" endings, no BOM), or of the raw bytes for a file that is not UTF-8.
+  read (UTF-8, "\\n" endings, no BOM), or of the raw bytes for a file that is not UTF-8;
+- tells every change to the hooks registered with `on_change` (the file history records
+  versions from them), inside the file's lock, with who made it: the `Attribution` the
+  operations and interfaces set with `attributed(...)` (a context variable, so it follows
+  the request, the task or the thread that writes). Nothing here imports a model;
+- records every write, append and delete in the change log (`.memory-changes/`, below),
+  so a search index on any host that mounts the workspace learns of it at its next query.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import errno
 import fcntl
 import hashlib
@@ -46,8 +53,8 @@ import stat as stat_module
 import threading
 import time
 import unicodedata
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NamedTuple
 
@@ -63,8 +70,12 @@ from memory.errors import (
 )
 
 log = logging.getLogger(__name__)
+logger = log
 
 LOCK_DIR = ".memory-locks"
+CHANGES_DIR = ".memory-changes"
+CHANGES_SEGMENT_BYTES = 1 << 20  # a segment of the change log is closed past this size
+CHANGES_KEEP = 16  # segments kept; a reader further behind rescans everything
 ABSENT = "absent"  # the hash of a file that does not exist
 BOM = b"\xef\xbb\xbf"
 # The lock pool: FILE_STRIPES locks for files, GUARD_STRIPES for groups of files. Two
@@ -233,6 +244,180 @@ def relative(path: Path) -> str:
 
 def _composed(name: str) -> str:
     return name if name.isascii() else unicodedata.normalize("NFC", name)
+
+
+# --- who changes files, and who hears of it ------------------------------------------
+
+
+@dataclass(frozen=True)
+class Attribution:
+    """Who makes the changes done in the current context, as plain values.
+
+    `actor`: "owner" (or the owner's username), "agent:<id>", "job:<id>", "auto:<agent>";
+    `source`: the presence source of the write (SPEC §5: web, http, telegram, job:<id>…);
+    `via`: the interface (api, pages, admin, tool, task, command); `proposal` / `run`:
+    the ids of the proposal or run behind it; `note`: a short why ("undo of proposal 4",
+    "restore of version 12"); `restored_from`: the version id a restore brings back.
+    """
+
+    actor: str = ""
+    source: str = ""
+    via: str = ""
+    proposal: int | None = None
+    run: int | None = None
+    note: str = ""
+    restored_from: int | None = None
+    extra: dict = field(default_factory=dict)
+
+
+_FIELDS = tuple(name for name in Attribution.__dataclass_fields__ if name != "extra")
+# Layers, outermost first: dicts of fields, or callables answering one (a request's user is
+# known only after authentication, so the HTTP layer registers a resolver).
+_attribution: contextvars.ContextVar[tuple] = contextvars.ContextVar("attribution", default=())
+
+
+@contextlib.contextmanager
+def attributed(resolve: Callable[[], dict] | None = None, **fields) -> Iterator[None]:
+    """Attribute the changes made inside the block. Inner blocks override the fields they
+    set (empty values are left out); `resolve` is called when a change happens and answers
+    fields too (overridden by explicit ones of the same and inner layers)."""
+    unknown = set(fields) - set(_FIELDS)
+    if unknown:
+        raise TypeError(f"Unknown attribution fields: {sorted(unknown)}")
+    layer: tuple = ((resolve,) if resolve is not None else ()) + (
+        {key: value for key, value in fields.items() if value not in (None, "")},
+    )
+    token = _attribution.set(_attribution.get() + layer)
+    try:
+        yield
+    finally:
+        _attribution.reset(token)
+
+
+def current_attribution() -> Attribution:
+    """The attribution of a change made now (resolvers called, errors in them ignored)."""
+    merged: dict = {}
+    for layer in _attribution.get():
+        if callable(layer):
+            try:
+                found = layer() or {}
+            except Exception:  # a resolver must never stop a write
+                logger.exception("attribution resolver failed")
+                found = {}
+            merged.update({k: v for k, v in found.items() if k in _FIELDS and v not in (None, "")})
+        else:
+            merged.update(layer)
+    return replace(Attribution(), **merged)
+
+
+class Fingerprint(NamedTuple):
+    """What the file looked like to stat(): any write, rename or chmod changes its ctime, so
+    an unchanged fingerprint means an unchanged file without reading it."""
+
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+    ino: int
+
+    def __str__(self) -> str:
+        return f"{self.size}:{self.mtime_ns}:{self.ctime_ns}:{self.ino}"
+
+
+@dataclass(frozen=True)
+class Change:
+    """One change of one file, told to the `on_change` hooks under the file's lock.
+
+    `op`: "write" (whole new text), "append", "delete", or "adopt" (nothing written now:
+    the caller states that the file as it is was made by the current attribution — an
+    approval that finds its bytes already on disk after a crash). `before`: the bytes
+    before a write or delete (None: absent); for an append and an adopt None, not read
+    (`before_fingerprint` says whether the file changed since it was last seen, and the
+    bytes before an append are the first `offset` bytes of the file). `data`: the bytes
+    written (write), appended (append), or None. `offset`: the size before an append.
+    """
+
+    path: str
+    op: str
+    before: bytes | None
+    before_fingerprint: Fingerprint | None
+    data: bytes | None
+    offset: int
+    after_fingerprint: Fingerprint | None
+    attribution: Attribution
+
+
+_hooks: dict[str, Callable[[Change], None]] = {}
+
+
+def on_change(callback: Callable[[Change], None]) -> Callable[[Change], None]:
+    """Call `callback(change)` after every change of a file below the root (not hidden
+    paths like `.memory-locks/`), inside the file's lock, in the writing thread. Registered
+    by its qualified name, so registering again (an app's ready() run twice) replaces it.
+    A hook that raises is logged; the change itself has happened and is never undone."""
+    _hooks[f"{callback.__module__}.{callback.__qualname__}"] = callback
+    return callback
+
+
+def _is_hidden(rel: str) -> bool:
+    return any(part.startswith(".") for part in rel.split("/"))
+
+
+def fingerprint(rel: str) -> Fingerprint | None:
+    """The file's fingerprint, or None when it does not exist."""
+    try:
+        st = os.stat(resolve(rel), follow_symlinks=False)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return Fingerprint(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
+def _notify(
+    rel: str,
+    op: str,
+    *,
+    before: bytes | None = None,
+    before_fingerprint: Fingerprint | None = None,
+    data: bytes | None = None,
+    offset: int = 0,
+) -> None:
+    if _is_hidden(rel):
+        return
+    # Every change goes to the change log first (search indexes on every host learn of it
+    # at their next query), then to the in-process hooks (the file history). The file has
+    # changed already: a change log that cannot take the line (a disk that just filled up)
+    # is logged, never turned into an error for a write that happened.
+    try:
+        _changed(rel)
+    except OSError as exc:
+        logger.error("the change log could not record %s: %s", rel, exc)
+    if not _hooks:
+        return
+    change = Change(
+        rel,
+        op,
+        before,
+        before_fingerprint,
+        data,
+        offset,
+        fingerprint(rel),
+        current_attribution(),
+    )
+    for name, hook in list(_hooks.items()):
+        try:
+            hook(change)
+        except Exception:  # the file has changed; a hook must not make the write fail
+            logger.exception("on_change hook %s failed for %s", name, rel)
+
+
+def _raw(rel: str) -> bytes | None:
+    return read_bytes_from(rel, 0)
+
+
+def adopt(rel: str) -> None:
+    """Tell the hooks that the file as it is now was made by the current attribution
+    (nothing is written). Under the file's lock."""
+    with locked(rel):
+        _notify(rel, "adopt", before_fingerprint=fingerprint(rel))
 
 
 # --- storage errors --------------------------------------------------------------------
@@ -794,6 +979,15 @@ def _write_atomic(path: Path, data: bytes, *, mode: int | None = None) -> None:
     _fsync_dir(path.parent)
 
 
+def _replace(rel: str, path: Path, data: bytes, *, mode: int | None) -> None:
+    """Write `data` over the file atomically and tell the hooks. Caller holds the lock."""
+    watched = bool(_hooks) and not _is_hidden(rel)
+    before = _raw(rel) if watched else None
+    before_fp = fingerprint(rel) if watched else None
+    _write_atomic(path, data, mode=mode)
+    _notify(rel, "write", before=before, before_fingerprint=before_fp, data=data)
+
+
 def write(rel: str, text: str) -> str:
     """Replace a file's text atomically, under its lock; the file keeps its mode, its
     line endings (CRLF stays CRLF) and its BOM. Returns the new hash (of the text as it
@@ -803,8 +997,40 @@ def write(rel: str, text: str) -> str:
     text = _normalised(text)
     with locked(rel), _storage(rel):
         style = _style_of(path)
-        _write_atomic(path, _encoded(text, style, rel), mode=style.mode if style else None)
+        data = _encoded(text, style, rel)
+        _replace(rel, path, data, mode=style.mode if style else None)
     return hash_text(text)
+
+
+def write_raw(rel: str, data: bytes) -> str:
+    """Replace a file's bytes atomically, under its lock (write() for text already encoded,
+    or for restoring bytes exactly as they were: no line endings or BOM are changed). The
+    file keeps its mode. Returns the sha256 of the bytes. DiskFull / WorkspaceReadOnly as
+    write()."""
+    path = resolve(rel)
+    with locked(rel), _storage(rel):
+        style = _style_of(path)
+        _replace(rel, path, data, mode=style.mode if style else None)
+    return hashlib.sha256(data).hexdigest()
+
+
+def bytes_hash(rel: str) -> str:
+    """sha256 of the file's bytes (ABSENT when missing): file_hash() for a file that may
+    hold bytes that are not UTF-8."""
+    data = _raw(rel)
+    return ABSENT if data is None else hashlib.sha256(data).hexdigest()
+
+
+def write_raw_if_unchanged(rel: str, data: bytes | None, *, base_hash: str) -> str:
+    """write_if_unchanged() for bytes (None deletes), the base compared with bytes_hash().
+    Raises Conflict when the file changed since base_hash was read."""
+    with locked(rel):
+        if bytes_hash(rel) != base_hash:
+            raise Conflict(f"{rel} changed since it was read.")
+        if data is None:
+            delete(rel)
+            return ABSENT
+        return write_raw(rel, data)
 
 
 def write_checked(rel: str, text: str, *, base_hash: str | None = None) -> str:
@@ -851,11 +1077,14 @@ def append(rel: str, text: str, *, create_with: str = "") -> None:
         try:
             fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW)
         except FileNotFoundError:
-            _write_atomic(path, _encode(create_with + text, rel))
+            data = _encode(create_with + text, rel)
+            _write_atomic(path, data)
+            _notify(rel, "write", before=None, before_fingerprint=None, data=data)
             return
         try:
             st = os.fstat(fd)
             size = st.st_size
+            before_fp = Fingerprint(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
             head = os.pread(fd, STYLE_PEEK_BYTES, 0)
             bom = head.startswith(BOM)
             if size == 0 or (bom and size == len(BOM)):
@@ -863,7 +1092,9 @@ def append(rel: str, text: str, *, create_with: str = "") -> None:
                 style = _Style(stat_module.S_IMODE(st.st_mode), bom, False, size)
                 os.close(fd)
                 fd = -1
-                _write_atomic(path, _encoded(create_with + text, style, rel), mode=style.mode)
+                data = _encoded(create_with + text, style, rel)
+                _write_atomic(path, data, mode=style.mode)
+                _notify(rel, "write", before=head[:size], before_fingerprint=before_fp, data=data)
                 return
             first = head.find(b"\n")
             crlf = first > 0 and head[first - 1 : first] == b"\r"
@@ -881,6 +1112,7 @@ def append(rel: str, text: str, *, create_with: str = "") -> None:
                 with contextlib.suppress(OSError):
                     os.fsync(fd)
                 raise
+            _notify(rel, "append", before_fingerprint=before_fp, data=data, offset=size)
         finally:
             if fd >= 0:
                 os.close(fd)
@@ -890,11 +1122,15 @@ def delete(rel: str) -> bool:
     """Remove a file under its lock. Returns False when it did not exist."""
     path = resolve(rel)
     with locked(rel), _storage(rel):
+        watched = bool(_hooks) and not _is_hidden(rel)
+        before = _raw(rel) if watched else None
+        before_fp = fingerprint(rel) if watched else None
         try:
             path.unlink()
         except FileNotFoundError:
             return False
         _fsync_dir(path.parent)
+        _notify(rel, "delete", before=before, before_fingerprint=before_fp)
     return True
 
 
@@ -1099,8 +1335,9 @@ def is_extra_path(path: str) -> bool:
     return isinstance(path, str) and path.startswith(f"{EXTRA_PREFIX}/")
 
 
-def read_extra(shown: str) -> str | None:
-    """The text of an extra file by its shown path, or None when there is no such file.
+def read_extra_keyed(shown: str) -> tuple[str, tuple[int, int, int, int]] | None:
+    """The text of an extra file by its shown path with its key (as read_keyed gives it),
+    or None when there is no such file.
 
     PathRefused for a path that is not `extra/<name>/<...>.md` / `extra/<name>.md` of a
     configured, usable extra path, has `..`, empty or hidden parts, or goes through a
@@ -1132,10 +1369,18 @@ def read_extra(shown: str) -> str | None:
         return None
     except OSError:  # ELOOP: the file itself is a symlink
         raise PathRefused(f"Path is a symbolic link: {shown!r}.") from None
+    st = os.fstat(fd)
+    if not stat_module.S_ISREG(st.st_mode):
+        os.close(fd)
+        return None
     with open(fd, "rb") as handle:
-        if not stat_module.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            return None
-        return _decode(handle.read()).text
+        return _decode(handle.read()).text, (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
+def read_extra(shown: str) -> str | None:
+    """The text of an extra file by its shown path (read_extra_keyed without the key)."""
+    found = read_extra_keyed(shown)
+    return None if found is None else found[0]
 
 
 # --- a survey, for the doctor: everything as it is, nothing followed or changed ------------
@@ -1203,3 +1448,184 @@ def is_dir(rel: str = "") -> bool:
     """Whether a workspace path ("" the root) is a directory, not a link to one."""
     path = resolve(rel) if rel else root()
     return path.is_dir() and not path.is_symlink()
+
+
+# --- the change log ----------------------------------------------------------------------
+#
+# Every write, append and delete above ends by appending its path to the change log, a
+# directory of numbered segments (`.memory-changes/0000000001.log`, one path a line) on the
+# workspace volume itself. A search index (one per host, rebuildable from the files) keeps
+# how far it has read and re-reads just the files named since, so a change made through
+# the app on any host is in the very next query on every host. It lives with the files, not
+# in the database: it is written when the file is (never rolled back with a transaction
+# after the file already changed), needs no database to write, and reaches other hosts as
+# the files and their locks do. The log says only "look at this path again": the file is
+# the truth, so a line read twice or a path changed again since costs a re-read, nothing
+# more. Appends take the segment's flock (O_APPEND alone is not atomic on NFS); a segment
+# past CHANGES_SEGMENT_BYTES is closed and the next one started; the oldest are removed
+# past CHANGES_KEEP (a reader that far behind rescans every file instead).
+
+ChangesPosition = tuple[int, int]  # (segment number, byte offset in it)
+
+
+def _changes_dir() -> Path:
+    return root() / CHANGES_DIR
+
+
+def _segment_path(directory: Path, number: int) -> Path:
+    return directory / f"{number:010d}.log"
+
+
+def _segments(directory: Path) -> list[int]:
+    try:
+        names = os.listdir(directory)
+    except FileNotFoundError:
+        return []
+    return sorted(int(name[:-4]) for name in names if name.endswith(".log") and name[:-4].isdigit())
+
+
+def _changed(rel: str) -> None:
+    """Append `rel` to the change log (after its file changed)."""
+    directory = _changes_dir()
+    if not directory.is_dir():
+        directory.mkdir(exist_ok=True)
+        # Machinery, not memory: never in the owner's git (as .memory-locks/).
+        with contextlib.suppress(FileExistsError):
+            with open(directory / ".gitignore", "x") as handle:
+                handle.write("*\n")
+    line = (rel + "\n").encode("utf-8")
+    while True:
+        numbers = _segments(directory)
+        number = numbers[-1] if numbers else 1
+        fd = os.open(
+            _segment_path(directory, number), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644
+        )
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            if os.fstat(fd).st_size < CHANGES_SEGMENT_BYTES:
+                os.write(fd, line)
+                return
+        finally:
+            os.close(fd)
+        # Full: start the next segment (another writer may have just done so) and retry.
+        with contextlib.suppress(FileExistsError):
+            os.close(os.open(_segment_path(directory, number + 1), os.O_CREAT | os.O_EXCL, 0o644))
+        for old in numbers[: max(0, len(numbers) + 1 - CHANGES_KEEP)]:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(_segment_path(directory, old))
+
+
+def changes_position() -> ChangesPosition:
+    """Where the change log ends now: read from here to learn of later changes only."""
+    directory = _changes_dir()
+    numbers = _segments(directory)
+    if not numbers:
+        return (1, 0)
+    try:
+        return (numbers[-1], os.stat(_segment_path(directory, numbers[-1])).st_size)
+    except FileNotFoundError:
+        return (numbers[-1], 0)
+
+
+def changes_since(position: ChangesPosition) -> tuple[list[str], ChangesPosition] | None:
+    """The paths changed since `position`, in order (repeats possible), and the position
+    after them. None when the log no longer reaches back that far (its segment was removed):
+    the caller must look at every file instead. Costs one open and fstat when nothing is new.
+    """
+    directory = _changes_dir()
+    number, offset = position
+    paths: list[str] = []
+    while True:
+        try:
+            with open(_segment_path(directory, number), "rb") as handle:
+                size = os.fstat(handle.fileno()).st_size
+                if size > offset:
+                    handle.seek(offset)
+                    data = handle.read(size - offset)
+                    # Only whole lines: a writer may be half-way through one.
+                    end = data.rfind(b"\n") + 1
+                    paths += data[:end].decode("utf-8", errors="replace").splitlines()
+                    offset += end
+        except FileNotFoundError:
+            numbers = _segments(directory)
+            if any(n > number for n in numbers) or (numbers and number < numbers[0]):
+                return None  # removed while we were behind
+            return paths, (number, offset)
+        if offset < CHANGES_SEGMENT_BYTES:
+            return paths, (number, offset)
+        # This segment is full: the rest is in the next one (when it exists yet).
+        if not _segment_path(directory, number + 1).exists():
+            return paths, (number, offset)
+        number, offset = number + 1, 0
+
+
+def list_dirs(rel_dir: str) -> list[str]:
+    """Names of the subdirectories of a workspace directory: no symlinks, nothing hidden.
+    A missing directory lists nothing."""
+    base = resolve(rel_dir) if rel_dir else root()
+    try:
+        with os.scandir(base) as iterator:
+            return sorted(
+                entry.name
+                for entry in iterator
+                if not entry.name.startswith(".") and entry.is_dir(follow_symlinks=False)
+            )
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
+def read_keyed(rel: str) -> tuple[str, tuple[int, int, int, int]] | None:
+    """The text of a file with the key scan_files gives it, (size, mtime_ns, ctime_ns,
+    inode), taken from the open file itself; None when it is missing, or is not a regular
+    file, or any part of its path is a symlink."""
+    return read_keyed_many([rel]).get(rel)
+
+
+def read_keyed_many(rels: list[str]) -> dict[str, tuple[str, tuple[int, int, int, int]] | None]:
+    """read_keyed for several files (extra paths too, by their shown `extra/…` path), the
+    root resolved once. Each path is opened one part
+    at a time below the root, every part with O_NOFOLLOW: a symlink anywhere below the root
+    makes the file None, exactly as `resolve` refuses it — without a realpath per file."""
+    base = root()
+    found: dict[str, tuple[str, tuple[int, int, int, int]] | None] = {}
+    for rel in rels:
+        try:
+            _check_relative(rel)
+        except PathRefused:
+            found[rel] = None
+            continue
+        if is_extra_path(rel):
+            try:
+                found[rel] = read_extra_keyed(rel)
+            except PathRefused:
+                found[rel] = None
+            continue
+        # A name macOS wrote decomposed is found by its composed spelling (as resolve does).
+        parts = _spelled_on_disk(base, _check_relative(rel)).relative_to(base).parts
+        found[rel] = _read_below(base, list(parts))
+    return found
+
+
+def _read_below(base: Path, parts: list[str]) -> tuple[str, tuple[int, int, int, int]] | None:
+    flags = os.O_RDONLY | os.O_NOFOLLOW
+    try:
+        fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return None
+    try:
+        for part in parts[:-1]:
+            child = os.open(part, flags | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = child
+        file_fd = os.open(parts[-1], flags, dir_fd=fd)
+    except OSError:  # missing, not a directory, or a symlink (ELOOP)
+        return None
+    finally:
+        os.close(fd)
+    st = os.fstat(file_fd)
+    if not stat_module.S_ISREG(st.st_mode):
+        os.close(file_fd)
+        return None
+    with open(file_fd, "rb") as handle:
+        data = handle.read()
+    return _decode(data).text, (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)

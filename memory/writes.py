@@ -13,8 +13,10 @@ caller's credential and the runtime's statement, never the model.
 
 from __future__ import annotations
 
+import functools
 import re
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
 
 from memory import facts, notes, workspace
 from memory.errors import Conflict, Forbidden, InvalidInput, NotFound
@@ -42,7 +44,22 @@ def _propose(kind: str, **kwargs) -> Proposal:
 
 OWNER = "owner"  # `written_by` of the owner's own writes
 
+F = TypeVar("F", bound=Callable)
 
+
+def _sourced(func: F) -> F:
+    """The files the write changes are attributed to its `source` in their history."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        source = kwargs.get("source")
+        with workspace.attributed(source=source if isinstance(source, str) else ""):
+            return func(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+@_sourced
 def replace_user(body: str, *, written_by: str, source: str, base_hash: str | None = None) -> None:
     """Replace USER.md — the owner's words about themselves, in every agent's prompt. Only
     the owner, present, may: an agent (`written_by` an agent id) or a job is Forbidden
@@ -56,6 +73,7 @@ def replace_user(body: str, *, written_by: str, source: str, base_hash: str | No
     facts.write_user(body, base_hash=base_hash)
 
 
+@_sourced
 def save_fact_or_propose(
     name: str,
     *,
@@ -97,6 +115,7 @@ def save_fact_or_propose(
     return None, proposal
 
 
+@_sourced
 def forget_fact_or_propose(name: str, *, source: str, written_by: str) -> Proposal | None:
     """Present: delete the fact now → None. Job: a `user_fact_forget` proposal.
     NotFound (404) for an unknown fact either way; InvalidInput (422) for a bad name."""
@@ -118,6 +137,7 @@ def forget_fact_or_propose(name: str, *, source: str, written_by: str) -> Propos
     )
 
 
+@_sourced
 def add_memory_lines_or_propose(
     agent: Agent, lines: list[str], *, source: str
 ) -> tuple[str | None, Proposal | None]:
@@ -139,6 +159,7 @@ def add_memory_lines_or_propose(
     return None, proposal
 
 
+@_sourced
 def write_memory_or_propose(
     agent: Agent, body: str, *, source: str, base_hash: str | None = None
 ) -> Proposal | None:

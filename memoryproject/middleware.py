@@ -1,4 +1,5 @@
-"""A Content-Security-Policy on every response: pages load scripts and styles only from us."""
+"""Middleware: a Content-Security-Policy on every response (pages load scripts and styles
+only from us), the body-size limit, and the attribution of file changes to the caller."""
 
 from collections.abc import Callable
 
@@ -65,6 +66,23 @@ class WorkspaceCheckMiddleware:
                     request, "memory/wrong_workspace.html", {"reason": exc.message}, status=503
                 )
         return self.get_response(request)
+
+
+class AttributionMiddleware:
+    """Every memory file changed while a request is answered is attributed, in its history,
+    to whoever made the request (memory.auth.attribution_of, resolved when the change
+    happens, after authentication). Operations add more (the source a body states, the
+    proposal an approval applies)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        from memory import workspace
+        from memory.auth import attribution_of
+
+        with workspace.attributed(resolve=lambda: attribution_of(request)):
+            return self.get_response(request)
 
 
 class DomainErrorPageMiddleware:

@@ -2,6 +2,7 @@
 
 import datetime as dt
 import os
+import re
 from decimal import Decimal
 from pathlib import Path
 
@@ -127,6 +128,11 @@ def server_time_zone() -> str:
 
 # "Today" for daily notes is in the owner's time zone (SPEC §4.2), by default the server's.
 MEMORY_TIME_ZONE = os.environ.get("MEMORY_TIME_ZONE", "") or server_time_zone()
+# The search index (memory/search_index.py): a per-host cache under this directory, on a
+# local disk (never the shared workspace volume), rebuilt from the files when missing.
+MEMORY_SEARCH_DIR = os.environ.get("MEMORY_SEARCH_DIR", "") or str(BASE_DIR / "var" / "search")
+# A file changed by hand (not through the app) is found by queries at most this late.
+MEMORY_SEARCH_RECONCILE_SECONDS = env_float("MEMORY_SEARCH_RECONCILE_SECONDS", 30.0)
 
 # An existing OpenClaw workspace, used as it is (SPEC §1; README "Use an existing OpenClaw
 # workspace"). The user scope's USER.md: this file when set (relative to MY_AGENT_HOME),
@@ -179,6 +185,7 @@ MIDDLEWARE = [
     "memoryproject.middleware.WorkspaceCheckMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "memoryproject.middleware.ContentSecurityPolicyMiddleware",
+    "memoryproject.middleware.AttributionMiddleware",
     "memoryproject.middleware.DomainErrorPageMiddleware",
     # Last, as django-axes requires: answers a locked-out sign-in.
     "axes.middleware.AxesMiddleware",
@@ -316,6 +323,44 @@ MEMORY_WORKER_STOP_SECONDS = env_int("MEMORY_WORKER_STOP_SECONDS", 30)
 MEMORY_WORKER_GIVE_UP = env_int("MEMORY_WORKER_GIVE_UP", 5)
 # /healthz and memory_health: unhealthy when no worker cluster beat for this long.
 MEMORY_HEALTH_WORKER_SECONDS = env_int("MEMORY_HEALTH_WORKER_SECONDS", 60)
+
+# File history (memory.history): versions older than this many days are pruned nightly
+# (each file's newest version is always kept); 0 keeps everything.
+MEMORY_HISTORY_DAYS = env_int("MEMORY_HISTORY_DAYS", 365)
+
+# The review queue (memory.jobs.review, proposals.rules). A pending proposal older than
+# this many days expires (nothing written; 0 = never). A standing rule is offered after the
+# owner approved the same kind from the same job this many times (0 = never offered).
+MEMORY_PROPOSAL_EXPIRE_DAYS = env_int("MEMORY_PROPOSAL_EXPIRE_DAYS", 30)
+MEMORY_RULE_OFFER_AFTER = env_int("MEMORY_RULE_OFFER_AFTER", 3)
+# Notices that proposals wait: at this time of day in MEMORY_TIME_ZONE ("HH:MM", "" = not
+# by time) and/or as soon as this many wait (0 = not by count); at most once per new batch.
+# By email to MEMORY_NOTIFY_EMAIL and/or a signed JSON POST to MEMORY_NOTIFY_WEBHOOK_URL.
+MEMORY_NOTIFY_AT = os.environ.get("MEMORY_NOTIFY_AT", "08:00")
+if MEMORY_NOTIFY_AT and not re.fullmatch(r"([01]\d|2[0-3]):[0-5]\d", MEMORY_NOTIFY_AT):
+    raise ImproperlyConfigured(f"MEMORY_NOTIFY_AT={MEMORY_NOTIFY_AT!r}: use HH:MM.")
+MEMORY_NOTIFY_PENDING = env_int("MEMORY_NOTIFY_PENDING", 10)
+MEMORY_NOTIFY_EMAIL = os.environ.get("MEMORY_NOTIFY_EMAIL", "")
+MEMORY_NOTIFY_WEBHOOK_URL = os.environ.get("MEMORY_NOTIFY_WEBHOOK_URL", "")
+MEMORY_NOTIFY_WEBHOOK_SECRET = os.environ.get("MEMORY_NOTIFY_WEBHOOK_SECRET", "")
+MEMORY_NOTIFY_WEBHOOK_ATTEMPTS = env_int("MEMORY_NOTIFY_WEBHOOK_ATTEMPTS", 3)
+MEMORY_NOTIFY_WEBHOOK_RETRY_DELAY = env_float("MEMORY_NOTIFY_WEBHOOK_RETRY_DELAY", 2.0)
+# Where the owner opens the pages, for the links in notices.
+MEMORY_PUBLIC_URL = os.environ.get("MEMORY_PUBLIC_URL", "http://127.0.0.1:8000")
+# Email: the console backend (printed) unless an SMTP host is configured.
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "")
+EMAIL_BACKEND = (
+    "django.core.mail.backends.smtp.EmailBackend"
+    if EMAIL_HOST
+    else "django.core.mail.backends.console.EmailBackend"
+)
+EMAIL_PORT = env_int("EMAIL_PORT", 25)
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
+EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 20)
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "agent-memory@localhost")
 
 # Model providers (SPEC §13).
 MEMORY_LLM_PROVIDER = os.environ.get("MEMORY_LLM_PROVIDER", "openai")

@@ -33,15 +33,17 @@ A *kind* knows what a proposal would write (`changes`) and what to refresh after
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import logging
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Protocol, runtime_checkable
 
 from django.db import transaction
 from django.utils import timezone
 
-from memory import workspace
+from memory import textdiff, workspace
 from memory.errors import Conflict, InvalidInput, NotFound
 from proposals.models import Proposal
 
@@ -51,6 +53,7 @@ PENDING = Proposal.Status.PENDING
 APPROVED = Proposal.Status.APPROVED
 REJECTED = Proposal.Status.REJECTED
 SUPERSEDED = Proposal.Status.SUPERSEDED
+EXPIRED = Proposal.Status.EXPIRED
 
 
 # --- kinds ----------------------------------------------------------------------------
@@ -229,18 +232,73 @@ def propose(
         (only,) = writes
         previous_body = previous[only]
         base_hash = hashes[only]
-    return Proposal.objects.create(
-        kind=kind.name,
-        agent=agent,
-        target=target,
-        payload={**payload, "writes": writes},
-        previous_body=previous_body,
-        base_hash=base_hash,
-        base_hashes=hashes,
-        reasons=list(reasons),
-        source=source,
-        run=run,
+    agent_id = getattr(agent, "pk", None)
+    shape = shape_of(kind.name, agent_id, target, payload)
+    with transaction.atomic():
+        # No nagging: exactly what the owner rejected, asked again, is counted on the
+        # rejected row (shown "rejected before") instead of queued as new; exactly what
+        # already waits is that same pending proposal.
+        earlier = (
+            Proposal.objects.select_for_update()
+            .filter(shape=shape, status__in=[REJECTED, PENDING])
+            .order_by("-created_at", "-id")
+            .first()
+        )
+        if earlier is not None and earlier.status == REJECTED:
+            Proposal.objects.filter(pk=earlier.pk).update(
+                repeats=earlier.repeats + 1, repeated_at=timezone.now()
+            )
+            earlier.refresh_from_db()
+            return earlier
+        if earlier is not None:
+            return earlier
+        proposal = Proposal.objects.create(
+            kind=kind.name,
+            agent=agent,
+            target=target,
+            payload={**payload, "writes": writes},
+            previous_body=previous_body,
+            base_hash=base_hash,
+            base_hashes=hashes,
+            reasons=list(reasons),
+            source=source,
+            run=run,
+            shape=shape,
+        )
+        for name, hook in list(_PROPOSED_HOOKS.items()):
+            transaction.on_commit(lambda hook=hook, name=name: _call_hook(name, hook, proposal))
+    return proposal
+
+
+_NOT_SHAPE = {"writes", "reason_items"}  # how it was explained is not what it asks
+
+
+def shape_of(kind: str, agent_id: Any, target: str, payload: dict) -> str:
+    """What makes two asks the same ask: kind, agent, target and payload (not the reasons,
+    the source or the moment)."""
+    key = json.dumps(
+        [kind, agent_id, target, {k: v for k, v in payload.items() if k not in _NOT_SHAPE}],
+        sort_keys=True,
+        ensure_ascii=False,
+        default=str,
     )
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+# Called after a new pending proposal is committed (standing rules apply it, memory.jobs).
+_PROPOSED_HOOKS: dict[str, Callable[[Proposal], None]] = {}
+
+
+def on_proposed(name: str, hook: Callable[[Proposal], None]) -> None:
+    """Call `hook(proposal)` after every new proposal is committed (failures logged)."""
+    _PROPOSED_HOOKS[name] = hook
+
+
+def _call_hook(name: str, hook: Callable[[Proposal], None], proposal: Proposal) -> None:
+    try:
+        hook(proposal)
+    except Exception:
+        logger.exception("on_proposed hook %s failed for proposal %s", name, proposal.pk)
 
 
 def _claim(proposal: Proposal, status: str, *, by: str, now) -> None:
@@ -262,38 +320,143 @@ def _stored_or_404(proposal: Proposal) -> Proposal:
     return row
 
 
-def approve(proposal: Proposal, *, by: str) -> Proposal:
+def _decision_attributed(row: Proposal, what: str, by: str):
+    """The versions an approval or undo writes name who decided, the proposal, its run and
+    the source that asked for it."""
+    return workspace.attributed(
+        actor=by,
+        source=row.source,
+        proposal=row.pk,
+        run=row.run_id,
+        note=f"{what} of proposal #{row.pk}",
+    )
+
+
+def applied_writes(proposal: Proposal) -> dict[str, str | None]:
+    """{path: text or None} that approving wrote: the owner's edited or partial texts when
+    there were any, else the plan."""
+    return dict(proposal.applied_writes or {}) or planned_writes(proposal)
+
+
+def _chosen_writes(
+    row: Proposal,
+    *,
+    paths: list[str] | None,
+    texts: dict[str, str | None] | None,
+    hunks: dict[str, list] | None,
+) -> tuple[dict[str, str | None], dict]:
+    """What this decision writes, and how it differs from the plan (for `decision`)."""
+    writes = planned_writes(row)
+    previous = previous_texts(row)
+    decision: dict = {}
+    chosen = list(writes)
+    if paths is not None:
+        unknown = sorted(set(paths) - set(writes))
+        if unknown:
+            raise InvalidInput(f"Proposal {row.pk} does not change {', '.join(unknown)}.")
+        if not paths:
+            raise InvalidInput("Choose at least one page to apply, or reject the proposal.")
+        chosen = [path for path in writes if path in set(paths)]
+        if len(chosen) < len(writes):
+            decision["pages"] = chosen
+    out = {path: writes[path] for path in chosen}
+    for path, kept in (hunks or {}).items():
+        if path not in out or out[path] is None:
+            raise InvalidInput(f"{path} is not a text this proposal rewrites.")
+        try:
+            out[path] = textdiff.apply_hunks(previous.get(path), writes[path], kept)
+        except ValueError as exc:
+            raise InvalidInput(str(exc)) from None
+        decision.setdefault("hunks", {})[path] = [list(h) for h in kept]
+    for path, text in (texts or {}).items():
+        if path not in out:
+            raise InvalidInput(f"Proposal {row.pk} does not change {path}.")
+        if text is not None and not isinstance(text, str):
+            raise InvalidInput("An edited text must be text.")
+        if text != writes[path]:
+            out[path] = text
+            decision.setdefault("edited", []).append(path)
+    return out, decision
+
+
+def approve(
+    proposal: Proposal,
+    *,
+    by: str,
+    paths: list[str] | None = None,
+    texts: dict[str, str | None] | None = None,
+    hunks: dict[str, list] | None = None,
+    skip_stale: bool = False,
+    extra: dict | None = None,
+) -> Proposal:
     """Apply a pending proposal exactly once. Returns it, refreshed.
 
-    Raises Conflict when it is no longer pending (nothing written), and Conflict after
-    marking it `superseded` when any target changed since it was proposed (target
-    untouched). Atomic: the row moves to `approved` only if every file was written.
+    The owner may apply part of it — `paths`: only these pages of a batch; `hunks`:
+    {path: [[i1, i2, j1, j2], …]} the changes of a rewrite to keep (the others keep the
+    old text) — and may change what is written — `texts`: {path: edited text}. History
+    keeps both: the plan in `payload["writes"]`, what was written in `applied_writes`.
+
+    Raises Conflict when it is no longer pending (nothing written). A target changed since
+    it was proposed: a single-file proposal becomes `superseded` (Conflict, target
+    untouched); a batch stays pending and Conflict names the pages that changed — with
+    `skip_stale` the other pages apply and those are recorded as superseded pages (a
+    batch never strands on one page). Atomic: the row moves to `approved` only if every
+    file was written. Other pending single-file proposals whose base this approval changed
+    are superseded (they could only be 409 now); their ids are in `decision["superseded"]`.
     """
     # What to write comes from the row as stored (never changed after propose), not from
     # the caller's copy.
     row = _stored_or_404(proposal)
-    writes = planned_writes(row)
+    if row.status != PENDING:
+        raise Conflict(f"Proposal {row.pk} was already decided ({row.status}).", status=row.status)
+    writes, decision = _chosen_writes(row, paths=paths, texts=texts, hunks=hunks)
+    decision.update(extra or {})
     bases = _base_hashes(row)
+    batch = _is_batch(_KINDS.get(row.kind)) or len(planned_writes(row)) > 1
     stale: list[str] = []
     # Lock order everywhere: files first, then the database (consolidation proposes while
     # holding MEMORY.md's lock). The locks are held until after the commit, so nobody can
     # slip a write between the hash check and the commit.
     planned = {path: workspace.hash_text(text) for path, text in writes.items()}
-    with _locked_all(list(writes)):
+    with _decision_attributed(row, "approval", by), _locked_all(list(writes)):
         with transaction.atomic():
-            _claim(proposal, APPROVED, by=by, now=timezone.now())
             current = {path: workspace.file_hash(path) for path in writes}
             # A target already holding the planned bytes was written by an approval that
             # died before its commit (see the module docstring): it counts as applied.
             stale = [
                 path for path in writes if current[path] not in (bases.get(path), planned[path])
             ]
-            if stale:
-                Proposal.objects.filter(pk=proposal.pk).update(status=SUPERSEDED)
-            else:
-                Proposal.objects.filter(pk=proposal.pk).update(applied_hashes=planned)
+            if stale and batch and len(stale) < len(writes):
+                if not skip_stale:
+                    raise Conflict(
+                        f"Proposal {row.pk}: {', '.join(sorted(stale))} changed since it was "
+                        "proposed. Apply the other pages (they mark these superseded), or "
+                        "reject the batch.",
+                        status=PENDING,
+                        stale=sorted(stale),
+                    )
+                decision["superseded_pages"] = sorted(stale)
+                writes = {path: text for path, text in writes.items() if path not in stale}
+                planned = {path: planned[path] for path in writes}
+                stale = []
+            _claim(proposal, SUPERSEDED if stale else APPROVED, by=by, now=timezone.now())
+            if not stale:
+                plan = planned_writes(row)
+                own = {} if writes == plan else writes
+                Proposal.objects.filter(pk=proposal.pk).update(
+                    applied_hashes=planned, applied_writes=own, decision=decision
+                )
                 # Last: a failing write raises out of the atomic block and rolls back.
                 _write_texts({p: t for p, t in writes.items() if current[p] != planned[p]})
+                for path in writes:
+                    if current[path] == planned[path]:
+                        # Already on disk: its version is this approval's, not an
+                        # "edited outside the app" one.
+                        workspace.adopt(path)
+                superseded = _supersede_siblings(row, written=planned)
+                if superseded:
+                    decision["superseded"] = superseded
+                    Proposal.objects.filter(pk=proposal.pk).update(decision=decision)
     proposal.refresh_from_db()
     if stale:
         raise Conflict(
@@ -305,9 +468,44 @@ def approve(proposal: Proposal, *, by: str) -> Proposal:
     return proposal
 
 
-def apply_now(proposal: Proposal, *, by: str) -> Proposal:
-    """Auto-apply for autonomous agents: exactly `approve`, with the same stale-base check."""
-    return approve(proposal, by=by)
+def _supersede_siblings(row: Proposal, *, written: dict[str, str]) -> list[int]:
+    """Supersede the other pending single-file proposals on a path just written, whose
+    base is not the new text: approving them could only be 409 now."""
+    ids = []
+    for other in Proposal.objects.filter(status=PENDING, target__in=list(written)).exclude(
+        pk=row.pk
+    ):
+        other_writes = planned_writes(other)
+        if len(other_writes) != 1 or _is_batch(_KINDS.get(other.kind)):
+            continue
+        (path,) = other_writes
+        if path in written and _base_hashes(other).get(path) != written[path]:
+            ids.append(other.pk)
+    if ids:
+        Proposal.objects.filter(pk__in=ids, status=PENDING).update(
+            status=SUPERSEDED, decided_at=timezone.now(), decided_by=f"superseded by #{row.pk}"
+        )
+    return ids
+
+
+def apply_now(proposal: Proposal, *, by: str, extra: dict | None = None) -> Proposal:
+    """Auto-apply (autonomous agents, standing rules): `approve` with the same stale-base
+    check; nobody is there to choose pages, so a batch with a changed page is superseded
+    whole (Conflict), nothing of it written."""
+    try:
+        return approve(proposal, by=by, extra=extra)
+    except Conflict as exc:
+        if exc.extra.get("stale") is None:
+            raise
+        Proposal.objects.filter(pk=proposal.pk, status=PENDING).update(
+            status=SUPERSEDED, decided_at=timezone.now(), decided_by=by
+        )
+        proposal.refresh_from_db()
+        raise Conflict(
+            f"Proposal {proposal.pk} is superseded: {', '.join(exc.extra['stale'])} changed "
+            "since it was proposed.",
+            status=proposal.status,
+        ) from None
 
 
 def reject(proposal: Proposal, *, by: str) -> Proposal:
@@ -339,6 +537,30 @@ def reject(proposal: Proposal, *, by: str) -> Proposal:
     return proposal
 
 
+def decide_many(
+    ids: list[int], *, approve_it: bool, by: str
+) -> tuple[list[int], list[tuple[int, str]]]:
+    """Approve (or reject) several proposals, oldest first — each exactly as `approve` /
+    `reject` alone would, in its own transaction, so one refusal never stops the others.
+    Returns (ids decided, [(id, why it was refused)])."""
+    done: list[int] = []
+    refused: list[tuple[int, str]] = []
+    rows = list(Proposal.objects.filter(pk__in=ids).order_by("created_at", "id"))
+    found = {row.pk for row in rows}
+    refused += [(number, f"No proposal {number}.") for number in ids if number not in found]
+    for row in rows:
+        try:
+            if approve_it:
+                approve(row, by=by, extra={"bulk": True})
+            else:
+                reject(row, by=by)
+        except (Conflict, InvalidInput, NotFound) as exc:
+            refused.append((row.pk, exc.message))
+        else:
+            done.append(row.pk)
+    return done, refused
+
+
 def decide(proposal: Proposal, *, approve_it: bool, by: str) -> Proposal:
     """approve() or reject(), for interfaces that take the decision as a flag."""
     return approve(proposal, by=by) if approve_it else reject(proposal, by=by)
@@ -352,9 +574,12 @@ def undo(proposal: Proposal, *, by: str) -> Proposal:
     superseded), was already undone, or any target changed since it was applied.
     """
     row = _stored_or_404(proposal)
-    writes = planned_writes(row)
-    previous = previous_texts(row)
-    with _locked_all(list(writes)):
+    # Only what the approval wrote is put back (a batch approved in part: its pages).
+    writes = {path: text for path, text in planned_writes(row).items()}
+    if row.applied_hashes:
+        writes = {path: text for path, text in writes.items() if path in row.applied_hashes}
+    previous = {path: text for path, text in previous_texts(row).items() if path in writes}
+    with _decision_attributed(row, "undo", by), _locked_all(list(writes)):
         with transaction.atomic():
             updated = Proposal.objects.filter(
                 pk=proposal.pk, status=APPROVED, undone_at__isnull=True
@@ -386,6 +611,15 @@ def undo(proposal: Proposal, *, by: str) -> Proposal:
             _write_texts(previous)
     proposal.refresh_from_db()
     _after_write(proposal)
+    return proposal
+
+
+def expire(proposal: Proposal, *, by: str = "expiry") -> Proposal:
+    """A pending proposal that waited too long becomes `expired`: nothing is written, and
+    deciding it afterwards is 409. Conflict when it is no longer pending."""
+    with transaction.atomic():
+        _claim(proposal, EXPIRED, by=by, now=timezone.now())
+    proposal.refresh_from_db()
     return proposal
 
 

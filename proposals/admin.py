@@ -21,7 +21,7 @@ from django.utils.translation import gettext_lazy
 from memory.errors import DomainError
 from memory.owner import is_owner
 from proposals import actions
-from proposals.diff import reason_text, render_proposal
+from proposals.diff import kind_label, reason_text, render_proposal
 from proposals.models import Proposal
 
 OPERATIONS = {
@@ -44,8 +44,16 @@ REFUSED = {
 @admin.register(Proposal)
 class ProposalAdmin(admin.ModelAdmin):
     change_form_template = "admin/proposals/proposal/change_form.html"
-    list_display = ["id", "kind", "agent", "target", "status_label", "source", "created_at"]
-    list_display_links = ["id", "kind"]
+    list_display = [
+        "id",
+        "kind_in_words",
+        "agent",
+        "target",
+        "status_label",
+        "source",
+        "created_at",
+    ]
+    list_display_links = ["id", "kind_in_words"]
     list_filter = ["status", "kind", "agent"]
     search_fields = ["target", "source", "kind", "agent__id", "reasons"]
     list_per_page = 50
@@ -95,11 +103,19 @@ class ProposalAdmin(admin.ModelAdmin):
     def get_ordering(self, request: HttpRequest) -> list[str]:
         return ["pending_first", "-created_at", "-id"]
 
+    @admin.display(description=gettext_lazy("kind"), ordering="kind")
+    def kind_in_words(self, obj: Proposal) -> str:
+        return kind_label(obj.kind)
+
     @admin.display(description=gettext_lazy("status"), ordering="pending_first")
     def status_label(self, obj: Proposal) -> str:
         label = obj.get_status_display()
         if obj.status == Proposal.Status.APPROVED and obj.undone_at:
             return _("%(status)s, undone") % {"status": label}
+        if obj.status == Proposal.Status.APPROVED and obj.applied_writes:
+            return _("approved as changed")
+        if obj.status == Proposal.Status.REJECTED and obj.repeats:
+            return _("rejected (asked again %(n)s×)") % {"n": obj.repeats}
         return label
 
     # --- read-only change page ------------------------------------------------------------
@@ -198,7 +214,20 @@ class ProposalAdmin(admin.ModelAdmin):
         return True
 
     def _run_selected(self, request: HttpRequest, queryset: QuerySet[Proposal], name: str):
-        # Oldest first, so two proposals on one file apply in the order they were made.
+        # Oldest first, so two proposals on one file apply in the order they were made;
+        # each exactly once through proposals.actions, each refusal (409) reported alone.
+        if name in ("approve", "reject"):
+            ids = list(queryset.values_list("pk", flat=True))
+            done, refused = actions.decide_many(
+                ids, approve_it=name == "approve", by=request.user.get_username()
+            )
+            for number in done:
+                self.message_user(request, DONE[name] % {"id": number}, messages.SUCCESS)
+            for number, why in refused:
+                self.message_user(
+                    request, REFUSED[name] % {"id": number, "error": why}, messages.ERROR
+                )
+            return
         for proposal in queryset.order_by("created_at", "id"):
             self._run(request, name, proposal)
 

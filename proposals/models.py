@@ -13,6 +13,10 @@ class Proposal(models.Model):
         APPROVED = "approved", _("approved")
         REJECTED = "rejected", _("rejected")
         SUPERSEDED = "superseded", _("superseded")
+        EXPIRED = (
+            "expired",
+            _("expired"),
+        )  # waited longer than MEMORY_PROPOSAL_EXPIRE_DAYS; nothing written
 
     kind = models.CharField(max_length=30, db_index=True)
     agent = models.ForeignKey(
@@ -42,6 +46,18 @@ class Proposal(models.Model):
     run = models.ForeignKey(
         "memory.Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="proposals"
     )
+    # What approving actually wrote, when the owner changed it ({path: text or None}): an
+    # edited text, the kept hunks of a rewrite, the chosen pages of a batch. Empty: the
+    # plan (payload["writes"]) as proposed.
+    applied_writes = models.JSONField(default=dict, blank=True)
+    # How it was decided: {"edited": [paths], "hunks": {path: [[i1, i2, j1, j2], …]},
+    # "pages": [paths], "superseded_pages": [paths], "rule": id, "bulk": true}.
+    decision = models.JSONField(default=dict, blank=True)
+    # The same ask again (kind, agent, target and payload): a job repeating exactly what
+    # the owner rejected is counted on the rejected row instead of queued anew.
+    shape = models.CharField(max_length=64, blank=True, default="", db_index=True)
+    repeats = models.PositiveIntegerField(default=0)
+    repeated_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         verbose_name = _("proposal")
@@ -50,3 +66,49 @@ class Proposal(models.Model):
 
     def __str__(self) -> str:
         return f"#{self.pk} {self.kind} {self.target} ({self.status})"
+
+
+class StandingRule(models.Model):
+    """ "Proposals of this kind from this source (for this agent) apply at once" — set by
+    the owner, never by the code (proposals.rules). Fact hygiene and anything touching
+    USER.md can never be ruled automatic. Revoked rows are kept (history)."""
+
+    kind = models.CharField(max_length=30)
+    source = models.CharField(max_length=200)  # exact, e.g. "job:morning-brief"
+    agent = models.ForeignKey(
+        "memory.Agent", null=True, blank=True, on_delete=models.CASCADE, related_name="rules"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.CharField(max_length=200, blank=True, default="")
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    revoked_by = models.CharField(max_length=200, blank=True, default="")
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["kind", "source", "agent"],
+                condition=models.Q(revoked_at__isnull=True),
+                name="one_active_rule_per_shape",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"rule #{self.pk}: {self.kind} from {self.source} ({self.agent_id or 'user'})"
+
+
+class Notice(models.Model):
+    """One notification that proposals wait (memory.jobs.notify): when, through which
+    channels, and the newest proposal it told of — the next notice needs a newer one."""
+
+    sent_at = models.DateTimeField(auto_now_add=True)
+    reason = models.CharField(max_length=30)  # "time of day", "pending count"
+    pending = models.PositiveIntegerField(default=0)
+    newest_proposal = models.PositiveBigIntegerField(default=0)
+    channels = models.JSONField(default=dict, blank=True)  # {"email": "sent", "webhook": …}
+
+    class Meta:
+        ordering = ["-sent_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"notice {self.sent_at:%Y-%m-%d %H:%M} ({self.pending} pending)"

@@ -66,22 +66,40 @@ def _no_real_home(tmp_path_factory):
     home = tmp_path_factory.mktemp("session-home")
     django_settings.MY_AGENT_HOME = str(home)
     os.environ["MY_AGENT_HOME"] = str(home)
+    index = tmp_path_factory.mktemp("session-search-index")
+    django_settings.MEMORY_SEARCH_DIR = str(index)
+    os.environ["MEMORY_SEARCH_DIR"] = str(index)
     return home
+
+
+@pytest.fixture(autouse=True)
+def _search_reconciles_end_with_the_test():
+    """A query may start a reconcile of the search index in the background: let it end
+    before the next test points MY_AGENT_HOME elsewhere."""
+    yield
+    from memory import search_index
+
+    search_index.wait_for_background()
 
 
 @pytest.fixture
 def workspace(tmp_path, settings):
-    """MY_AGENT_HOME pointed at an empty directory (also for processes a test starts)."""
+    """MY_AGENT_HOME pointed at an empty directory (also for processes a test starts), with
+    its own search index directory beside it."""
     home = tmp_path / "home"
     home.mkdir()
+    index = tmp_path / "search-index"
     settings.MY_AGENT_HOME = str(home)
-    old = os.environ.get("MY_AGENT_HOME")
+    settings.MEMORY_SEARCH_DIR = str(index)
+    old = {name: os.environ.get(name) for name in ("MY_AGENT_HOME", "MEMORY_SEARCH_DIR")}
     os.environ["MY_AGENT_HOME"] = str(home)
+    os.environ["MEMORY_SEARCH_DIR"] = str(index)
     yield home
-    if old is None:
-        os.environ.pop("MY_AGENT_HOME", None)
-    else:
-        os.environ["MY_AGENT_HOME"] = old
+    for name, value in old.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 @pytest.fixture

@@ -87,7 +87,7 @@ def test_a_tool_loop_runs_the_models_calls_against_the_memory(
     assert "## MEMORY.md" in system
     # The second request carries both tool results.
     sent = str(second.body["messages"])
-    assert "[MEMORY.md:2] - the owner runs on Tuesdays" in sent
+    assert "[MEMORY.md:2] (# Memory) - the owner runs on Tuesdays" in sent
     assert "Saved to memory/" in sent
     note = (memory_home / "memory" / f"{clock.today().isoformat()}.md").read_text()
     assert "asked about running" in note

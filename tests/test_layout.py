@@ -12,7 +12,14 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 APPS = ("memory", "proposals", "wiki", "memoryproject")
 # What proposals may use of memory: the bottom layer, nothing that imports proposals back.
-MEMORY_CORE = {"memory.workspace", "memory.text", "memory.errors", "memory.clock", "memory.owner"}
+MEMORY_CORE = {
+    "memory.workspace",
+    "memory.text",
+    "memory.textdiff",
+    "memory.errors",
+    "memory.clock",
+    "memory.owner",
+}
 
 
 def _module_name(path: Path) -> str:
@@ -174,6 +181,13 @@ ALLOWED = {
     ("memoryproject/settings.py", "write_text"),
     ("memoryproject/settings.py", "mkdir"),
     ("memoryproject/settings.py", "open"),  # /etc/timezone
+    # The search index: a cache of its own under MEMORY_SEARCH_DIR, on the host's disk and
+    # never under MY_AGENT_HOME (index_path refuses that); memory files are read for it
+    # through memory.workspace.
+    ("memory/search_index.py", "mkdir"),
+    ("memory/search_index.py", "open"),  # the build lock file
+    ("memory/search_index.py", "replace"),  # a new index swapped in
+    ("memory/search_index.py", "unlink"),  # a half-built one left by a crash
 }
 
 

@@ -14,6 +14,16 @@ class WikiConfig(AppConfig):
         from wiki import compile, tools
 
         register_kind(compile.WikiCompileKind())
+        from proposals.diff import register_presenter
+
+        # A page's generated links block is left out of review diffs.
+        register_presenter("wiki-pages", compile.PAGE_PRESENTER)
+        from memory import history
+
+        # A restored page gets its graph and reports rebuilt, like any edit.
+        history.register_refresher(
+            "wiki-graph", compile.is_page_path, compile.refresh_after_restore
+        )
         register_tools(tools.WIKI_TOOLS, tools.PROMPTS_DIR)
         # The vault settles from the same nightly read as MEMORY.md (§10.5).
         register_follow_up("wiki compile", compile.compile_after_consolidation)

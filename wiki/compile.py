@@ -49,8 +49,19 @@ from memory.jobs.llm import (
 )
 from memory.models import Agent, Run
 from proposals.actions import BaseKind, apply_now, propose
+from proposals.diff import Presented, Presenter
 from wiki import graph, lint, pages
-from wiki.vault import KINDS, Vault, load, meta_as_written, page_slug, vault_dir, with_changes
+from wiki.vault import (
+    KINDS,
+    Vault,
+    join_page,
+    load,
+    meta_as_written,
+    page_slug,
+    split_machine_block,
+    vault_dir,
+    with_changes,
+)
 
 log = logging.getLogger(__name__)
 
@@ -129,6 +140,40 @@ class WikiCompileKind(BaseKind):
     def after_write(self, proposal) -> None:
         if proposal.agent is not None:
             pages.refresh(proposal.agent)
+
+
+# --- how a page reads in a review -------------------------------------------------------
+
+
+def _present_page(text: str) -> Presented:
+    author, block = split_machine_block(text)
+    note = "The generated links block (wiki:related) is left out." if block else ""
+    return Presented({}, author + "\n", note)
+
+
+def _join_page(edited: str, planned: str) -> str:
+    _, block = split_machine_block(planned)
+    return join_page(edited, block) if block else edited.rstrip("\n") + "\n"
+
+
+def is_page_path(path: str) -> bool:
+    """A wiki page of some agent's vault (not a generated report)."""
+    return f"/{path}".count("/memory/wiki/") == 1 and "/memory/wiki/reports/" not in f"/{path}"
+
+
+def refresh_after_restore(path: str) -> None:
+    from memory.history import agent_of_path
+
+    agent = Agent.objects.filter(pk=agent_of_path(path)).first()
+    if agent is not None:
+        pages.refresh(agent)
+
+
+PAGE_PRESENTER = Presenter(
+    applies=is_page_path,
+    present=_present_page,
+    join=_join_page,
+)
 
 
 # --- the model's answer ----------------------------------------------------------------------
@@ -374,6 +419,13 @@ def _compile(run: Run, block: notes.NotesBlock) -> runs.Outcome:
             )
         return runs.Outcome(Run.Status.FAILED, f"the batch could not be proposed: {exc.message}")
     count = len(proposal.payload.get("writes") or {})
+    if proposal.status == proposal.Status.REJECTED:
+        return runs.Outcome(
+            Run.Status.SUCCEEDED,
+            f"the same pages were rejected before (proposal #{proposal.pk}); not proposed again"
+            f"{dropped_text}",
+            batch.dropped,
+        )
     if not agent.autonomous:
         return runs.Outcome(
             Run.Status.SUCCEEDED,

@@ -10,10 +10,14 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memory.api.pagination import page_parameters, page_schema, paged
-from memory.api.serializers import DecisionSerializer, ProposalSerializer
+from memory.api.serializers import (
+    BulkDecisionSerializer,
+    DecisionSerializer,
+    ProposalSerializer,
+)
 from memory.auth import IsOwner, actor_name
 from memory.errors import InvalidInput, NotFound
-from proposals import actions
+from proposals import actions, diff
 from proposals.models import Proposal
 
 STATUS_FILTERS = {choice.value for choice in Proposal.Status} | {"all"}
@@ -77,10 +81,69 @@ class ProposalDetail(APIView):
         proposal = get_proposal_or_404(proposal_id)
         decision = DecisionSerializer(data=request.data)
         decision.is_valid(raise_exception=True)
-        proposal = actions.decide(
-            proposal, approve_it=decision.validated_data["approve"], by=actor_name(request)
-        )
+        data = decision.validated_data
+        options = {key: data[key] for key in ("pages", "hunks", "texts") if key in data}
+        if not data["approve"]:
+            if options:
+                raise InvalidInput("`pages`, `hunks` and `texts` go with an approval.")
+            proposal = actions.reject(proposal, by=actor_name(request))
+        else:
+            if "pages" in options:
+                options["paths"] = options.pop("pages")
+            proposal = actions.approve(
+                proposal, by=actor_name(request), skip_stale=data["skip_stale"], **options
+            )
         return Response(ProposalSerializer(proposal).data)
+
+
+class ProposalHunks(APIView):
+    """`GET /api/memory/proposals/{id}/hunks` — each change of each file as
+    `{"path", "hunk": [i1, i2, j1, j2], "removed": [...], "added": [...]}`: old lines i1:i2
+    become new lines j1:j2; send the ones to keep as `hunks` when approving."""
+
+    permission_classes = [IsOwner]
+
+    @extend_schema(operation_id="proposals_hunks", responses=OpenApiTypes.OBJECT)
+    def get(self, request: Request, proposal_id: int) -> Response:
+        proposal = get_proposal_or_404(proposal_id)
+        before = actions.previous_texts(proposal)
+        after = actions.planned_writes(proposal)
+        out = []
+        for path, hunks in diff.hunks_of(proposal).items():
+            old = (before.get(path) or "").splitlines(keepends=True)
+            new = (after.get(path) or "").splitlines(keepends=True)
+            for i1, i2, j1, j2 in hunks:
+                out.append(
+                    {
+                        "path": path,
+                        "hunk": [i1, i2, j1, j2],
+                        "removed": old[i1:i2],
+                        "added": new[j1:j2],
+                    }
+                )
+        return Response({"hunks": out})
+
+
+class ProposalBulk(APIView):
+    """`POST /api/memory/proposals/bulk` `{"ids": [...], "approve": bool}` — each decided
+    exactly once, oldest first: 200 → `{"decided": [ids], "refused": [{"id", "detail"}]}`."""
+
+    permission_classes = [IsOwner]
+
+    @extend_schema(
+        operation_id="proposals_bulk", request=BulkDecisionSerializer, responses=OpenApiTypes.OBJECT
+    )
+    def post(self, request: Request) -> Response:
+        data = BulkDecisionSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        done, refused = actions.decide_many(
+            data.validated_data["ids"],
+            approve_it=data.validated_data["approve"],
+            by=actor_name(request),
+        )
+        return Response(
+            {"decided": done, "refused": [{"id": n, "detail": why} for n, why in refused]}
+        )
 
 
 class ProposalUndo(APIView):

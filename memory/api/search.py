@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 
 from memory import search
 from memory.agents import get_agent_or_404
-from memory.api.serializers import HitSerializer, SearchQuerySerializer
+from memory.api.serializers import ExplainSerializer, HitSerializer, SearchQuerySerializer
 from memory.auth import agent_id_of, require_agent_access
 
 
@@ -28,6 +28,12 @@ class MemorySearchView(APIView):
                 "An agent token without it searches its own agent.",
             ),
             OpenApiParameter("limit", int, description="1–100, default 12"),
+            OpenApiParameter(
+                "explain",
+                bool,
+                description="also say how each query word counted: its rule, in how many "
+                "entries of the scope it stands, its weight",
+            ),
             OpenApiParameter("offset", int, description="results to skip (default 0)"),
         ],
         responses=inline_serializer(
@@ -44,6 +50,7 @@ class MemorySearchView(APIView):
                 "offset": serializers.IntegerField(),
                 "limit": serializers.IntegerField(),
                 "results": HitSerializer(many=True),
+                "explain": ExplainSerializer(required=False),
             },
         ),
     )
@@ -59,21 +66,23 @@ class MemorySearchView(APIView):
         window = search.search_window(
             data["q"], agent_id=agent_id, offset=data["offset"], limit=data["limit"]
         )
-        return Response(
-            {
-                "count": window.total,
-                "count_capped": window.capped,
-                "next": _link(request, window.offset + window.limit)
-                if window.offset + window.limit < window.total
-                else None,
-                "previous": _link(request, max(window.offset - window.limit, 0))
-                if window.offset
-                else None,
-                "offset": window.offset,
-                "limit": window.limit,
-                "results": HitSerializer(window.hits, many=True).data,
-            }
-        )
+        body = {
+            "count": window.total,
+            "count_capped": window.capped,
+            "next": _link(request, window.offset + window.limit)
+            if window.offset + window.limit < window.total
+            else None,
+            "previous": _link(request, max(window.offset - window.limit, 0))
+            if window.offset
+            else None,
+            "offset": window.offset,
+            "limit": window.limit,
+            "results": HitSerializer(window.hits, many=True).data,
+        }
+        if data["explain"]:
+            agent = get_agent_or_404(agent_id) if agent_id else None
+            body["explain"] = ExplainSerializer(search.explain(data["q"], agent=agent)).data
+        return Response(body)
 
 
 def _link(request: Request, offset: int) -> str:

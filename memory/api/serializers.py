@@ -203,13 +203,42 @@ class ProposalSerializer(serializers.ModelSerializer):
             "undone_at",
             "undone_by",
             "run",
+            "applied_writes",
+            "decision",
+            "repeats",
+            "repeated_at",
         ]
         read_only_fields = fields
 
 
 class DecisionSerializer(serializers.Serializer):
-    """Body of `POST /api/memory/proposals/{id}`."""
+    """Body of `POST /api/memory/proposals/{id}`: `approve`, and for an approval in part or
+    edited: `pages` (the paths of a batch to apply), `hunks` ({path: [[i1, i2, j1, j2], …]}
+    the changes of a rewrite to keep, as `GET …/proposals/{id}/hunks` lists them), `texts`
+    ({path: the owner's text}), `skip_stale` (apply the pages that did not change)."""
 
+    approve = serializers.BooleanField(required=True)
+    pages = serializers.ListField(child=TextField(), required=False)
+    hunks = serializers.DictField(
+        child=serializers.ListField(
+            child=serializers.ListField(
+                child=serializers.IntegerField(min_value=0), min_length=4, max_length=4
+            )
+        ),
+        required=False,
+    )
+    texts = serializers.DictField(
+        child=TextField(allow_blank=True, trim_whitespace=False, allow_null=True), required=False
+    )
+    skip_stale = serializers.BooleanField(required=False, default=False)
+
+
+class BulkDecisionSerializer(serializers.Serializer):
+    """Body of `POST /api/memory/proposals/bulk`."""
+
+    ids = serializers.ListField(
+        child=serializers.IntegerField(min_value=1), min_length=1, max_length=500
+    )
     approve = serializers.BooleanField(required=True)
 
 
@@ -263,6 +292,7 @@ class SearchQuerySerializer(serializers.Serializer):
         required=False, min_value=1, max_value=search.MAX_LIMIT, default=search.DEFAULT_LIMIT
     )
     offset = serializers.IntegerField(required=False, min_value=0, default=0)
+    explain = serializers.BooleanField(required=False, default=False)
 
 
 class HitSerializer(serializers.Serializer):
@@ -272,6 +302,24 @@ class HitSerializer(serializers.Serializer):
     line = serializers.IntegerField(allow_null=True)  # None for a fact (one entry)
     text = serializers.CharField()
     score = serializers.IntegerField()  # words of the query the entry matched
+    end_line = serializers.IntegerField(allow_null=True)  # last line of a block; None: fact
+    date = serializers.CharField(allow_null=True)  # a dated note's day, YYYY-MM-DD
+    heading = serializers.CharField(allow_null=True)  # the heading line it sits under
+    weight = serializers.FloatField()  # what the matched words weigh together (the rank)
+    matched = serializers.ListField(child=serializers.CharField())  # which query words
+
+
+class WordWeightSerializer(serializers.Serializer):
+    word = serializers.CharField()
+    rule = serializers.CharField()  # "whole", "inside" or "anywhere"
+    entries = serializers.IntegerField()  # entries of the scope holding it
+    weight = serializers.FloatField()
+    forms = serializers.ListField(child=serializers.CharField())  # words of the text it matched
+
+
+class ExplainSerializer(serializers.Serializer):
+    entries = serializers.IntegerField()  # entries in the scope searched
+    words = WordWeightSerializer(many=True)
 
 
 # --- script store -----------------------------------------------------------------------
@@ -286,3 +334,73 @@ class EntrySerializer(serializers.ModelSerializer):
 class ValueSerializer(serializers.Serializer):
     # Any JSON at all, null included; only the key "value" must be present.
     value = serializers.JSONField(allow_null=True)
+
+
+# --- file history -----------------------------------------------------------------------
+
+
+class FileVersionSerializer(serializers.ModelSerializer):
+    """One version of a memory file (memory.history), without its text."""
+
+    proposal = serializers.IntegerField(source="proposal_id", read_only=True, allow_null=True)
+    run = serializers.IntegerField(source="run_id", read_only=True, allow_null=True)
+    restored_from = serializers.IntegerField(
+        source="restored_from_id", read_only=True, allow_null=True
+    )
+
+    class Meta:
+        from memory.models import FileVersion
+
+        model = FileVersion
+        fields = [
+            "id",
+            "path",
+            "seq",
+            "agent",
+            "op",
+            "actor",
+            "source",
+            "via",
+            "note",
+            "proposal",
+            "run",
+            "restored_from",
+            "created_at",
+            "exists",
+            "size",
+            "lines_added",
+            "lines_removed",
+        ]
+        read_only_fields = fields
+
+
+class FileVersionTextSerializer(FileVersionSerializer):
+    """A version with what the file held after it (`text`, null when deleted) and what it
+    replaced (`replaced`, the previous version's text)."""
+
+    text = serializers.CharField(read_only=True, allow_null=True)
+    replaced = serializers.CharField(read_only=True, allow_null=True)
+    sha256 = serializers.CharField(read_only=True)
+
+    class Meta(FileVersionSerializer.Meta):
+        fields = [*FileVersionSerializer.Meta.fields, "sha256", "text", "replaced"]
+        read_only_fields = fields
+
+
+class RestoreSerializer(serializers.Serializer):
+    """Body of `POST /api/memory/history/{id}/restore`: the hash of the file as the caller
+    saw it (what `GET …/history/{id}` or the file's editor answered as `current_hash`)."""
+
+    base_hash = serializers.CharField(max_length=64)
+
+
+class BlameLineSerializer(serializers.Serializer):
+    line = serializers.IntegerField()
+    text = serializers.CharField()
+    version = serializers.IntegerField(allow_null=True)
+    seq = serializers.IntegerField(allow_null=True)
+    proposal = serializers.IntegerField(allow_null=True)
+    run = serializers.IntegerField(allow_null=True)
+    date = serializers.DateTimeField(allow_null=True)
+    actor = serializers.CharField(allow_blank=True)
+    source = serializers.CharField(allow_blank=True)

@@ -8,6 +8,7 @@ from memory.api import (
     agents,
     context,
     files,
+    history,
     memory_tool,
     notes,
     proposals,
@@ -28,8 +29,22 @@ urlpatterns = [
     # Any text after facts/ reaches the view, so a bad name is 422, not a routing 404.
     re_path(r"^memory/user/facts/(?P<name>[\s\S]+)$", user.FactView.as_view(), name="fact"),
     path("memory/search", search.MemorySearchView.as_view(), name="search"),
+    path("memory/history", history.HistoryList.as_view(), name="history-list"),
+    path("memory/history/<int:version_id>", history.HistoryDetail.as_view(), name="version"),
+    path(
+        "memory/history/<int:version_id>/restore",
+        history.HistoryRestore.as_view(),
+        name="version-restore",
+    ),
+    path("memory/blame", history.Blame.as_view(), name="blame"),
     path("memory/proposals", proposals.ProposalList.as_view(), name="proposal-list"),
+    path("memory/proposals/bulk", proposals.ProposalBulk.as_view(), name="proposal-bulk"),
     path("memory/proposals/<int:proposal_id>", proposals.ProposalDetail.as_view(), name="proposal"),
+    path(
+        "memory/proposals/<int:proposal_id>/hunks",
+        proposals.ProposalHunks.as_view(),
+        name="proposal-hunks",
+    ),
     path(
         "memory/proposals/<int:proposal_id>/undo",
         proposals.ProposalUndo.as_view(),

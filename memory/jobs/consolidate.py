@@ -277,10 +277,20 @@ def _rewrite(run: Run, block: notes.NotesBlock) -> Outcome:
             KIND,
             agent=agent,
             target=path,
-            payload={"memory": rewrite.memory},
+            # The structured reasons too, so the review shows each beside its line.
+            payload={"memory": rewrite.memory, "reason_items": rewrite.reasons},
             reasons=reasons,
             source=f"job:consolidate-{run.pk}",
             run=run,
+        )
+    if proposal.status == proposal.Status.REJECTED:
+        # Exactly this rewrite was rejected before: counted on that proposal, not queued.
+        return Outcome(
+            Run.Status.SUCCEEDED,
+            f"the same rewrite was rejected before (proposal #{proposal.pk}); not proposed again",
+            reasons,
+            True,
+            block,
         )
     supersede_pending(KIND, agent=agent, except_id=proposal.pk)
 

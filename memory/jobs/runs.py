@@ -42,6 +42,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from memory import workspace
 from memory.errors import Conflict, NotFound
 from memory.jobs.llm import BadAnswer, LLMError, Provider
 from memory.models import Agent, Run
@@ -399,7 +400,15 @@ def run_step(run: Run, step: Callable[[Run], Outcome]) -> tuple[Run, Outcome]:
     raises: an unexpected error fails the run ("internal error: …", files as the step left
     them — steps write only through proposals) and is logged, so no run stays `running`."""
     try:
-        outcome = step(run)
+        # Whatever the step changes (an autonomous agent's proposal applied at once) is
+        # attributed to this run in the files' history.
+        with workspace.attributed(
+            actor=f"job:{run.kind}-{run.pk}",
+            source=f"job:{run.kind}-{run.pk}",
+            via="task",
+            run=run.pk,
+        ):
+            outcome = step(run)
     except Exception as exc:
         log.exception("%s run %s failed", run.kind, run.pk)
         outcome = Outcome(Run.Status.FAILED, f"internal error: {exc.__class__.__name__}: {exc}")

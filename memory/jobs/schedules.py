@@ -133,6 +133,9 @@ def sync_all_schedules() -> None:
         if schedule.name[len(PREFIX) :] not in ids:
             schedule.delete()
     ensure_reaper_schedule()
+    from memory.jobs.review import ensure_review_schedules
+
+    ensure_review_schedules()
 
 
 # --- signal receivers (connected in memory.apps.MemoryConfig.ready) -------------------

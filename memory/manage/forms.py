@@ -58,6 +58,7 @@ class NewFactForm(FactForm):
 class SearchForm(forms.Form):
     q = forms.CharField(label=_("Search"), required=False, max_length=500)
     agent = forms.CharField(label=_("Agent"), required=False, max_length=64)
+    explain = forms.BooleanField(label=_("Explain the ranking"), required=False)
 
 
 def attach_error(form: forms.Form, exc: DomainError, *, default_field: str | None = None) -> None:

@@ -14,6 +14,7 @@ from django.utils.translation import gettext_noop
 from django.views.decorators.http import require_POST
 
 from memory import facts, notes, reading, search, workspace
+from memory.agents import get_agent_or_404
 from memory.errors import Conflict, DomainError, InvalidInput
 from memory.jobs import nightly
 from memory.manage.forms import FactForm, FileForm, NewFactForm, SearchForm, attach_error
@@ -426,6 +427,7 @@ def search_page(request: HttpRequest) -> HttpResponse:
     rows: list[dict] = []
     pager = None
     window = None
+    explained = None
     if form.is_valid() and form.cleaned_data["q"].strip():
         query = form.cleaned_data["q"]
         agent_id = form.cleaned_data.get("agent") or None
@@ -439,6 +441,9 @@ def search_page(request: HttpRequest) -> HttpResponse:
                 window = search.search_window(
                     query, agent_id=agent_id, offset=last * PER_PAGE, limit=PER_PAGE
                 )
+            if form.cleaned_data.get("explain"):
+                agent = get_agent_or_404(agent_id) if agent_id else None
+                explained = search.explain(query, agent=agent)
         except DomainError as exc:  # e.g. a query with no letter or digit
             report_error(request, exc)
         else:
@@ -455,6 +460,7 @@ def search_page(request: HttpRequest) -> HttpResponse:
             "pager": pager,
             "capped": bool(window and window.capped),
             "searched": form.is_bound,
+            "explained": explained,
         },
         tab="memory",
     )

@@ -4,7 +4,7 @@ wiki's own (wiki/manage_urls.py), composed beside these by memoryproject/urls.py
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from memory.manage import activity, agent, files, memory, proposals, scripts, settings
+from memory.manage import activity, agent, files, history, memory, proposals, scripts, settings
 
 app_name = "memory-pages"
 
@@ -38,6 +38,15 @@ urlpatterns = [
     path("proposals/<int:pk>/approve/", proposals.approve_proposal, name="approve"),
     path("proposals/<int:pk>/reject/", proposals.reject_proposal, name="reject"),
     path("proposals/<int:pk>/undo/", proposals.undo_proposal, name="undo"),
+    path("proposals/<int:pk>/approve-part/", proposals.approve_partial, name="approve-part"),
+    path("proposals/<int:pk>/approve-edited/", proposals.approve_edited, name="approve-edited"),
+    path("proposals/<int:pk>/rule/", proposals.create_rule, name="create-rule"),
+    path("proposals/bulk/", proposals.bulk_decide, name="bulk"),
+    path("rules/<int:rule_id>/revoke/", proposals.revoke_rule, name="revoke-rule"),
+    path("history/", history.file_history, name="history"),
+    path("history/<int:version_id>/", history.version_detail, name="version"),
+    path("history/<int:version_id>/restore/", history.restore_version, name="restore"),
+    path("blame/", history.file_blame, name="blame"),
     path("activity/", activity.activity, name="activity"),
     path("scripts/", scripts.scripts_current, name="scripts-current"),
     path("scripts/<str:agent_id>", scripts.scripts_tab, name="scripts"),

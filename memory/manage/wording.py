@@ -25,6 +25,7 @@ STATUSES = {
     "approved": _("approved"),
     "rejected": _("rejected"),
     "superseded": _("superseded"),
+    "expired": _("expired"),
 }
 
 KINDS = {
@@ -32,12 +33,7 @@ KINDS = {
     "consolidate": _("consolidation"),
     "fact_review": _("fact review"),
     "compile": _("wiki compile"),
-    # proposals
-    "user_fact": _("save a fact"),
-    "user_fact_forget": _("forget a fact"),
-    "agent_memory": _("lines for MEMORY.md"),
-    "memory_rewrite": _("MEMORY.md rewrite"),
-    "wiki_compile": _("wiki pages"),
+    # (proposal kinds are proposals.diff.KIND_LABELS: the `proposal_kind` filter)
     # fact types (SPEC §2)
     "profile": _("profile"),
     "preference": _("preference"),

@@ -72,6 +72,15 @@ def kind_label(value: str) -> str:
 
 
 @register.filter
+def proposal_kind(value: str) -> str:
+    """A proposal's kind in words, as the admin and the API's readers see it
+    (proposals.diff.kind_label, the one table of proposal kinds)."""
+    from proposals.diff import kind_label as proposal_kind_label
+
+    return proposal_kind_label(value)
+
+
+@register.filter
 def trigger_label(value: str) -> str:
     from memory.manage.wording import TRIGGERS
 

@@ -15,12 +15,16 @@ from pathlib import Path
 import pytest
 
 from memory import notes, workspace
-from memory.models import Agent
+from memory.models import Agent, FileVersion
+from tests.processes import test_database_url
 
 AT = dt.datetime(2026, 11, 30, 9, 15, tzinfo=dt.UTC)
 DAY = "2026-11-30"
 HEADING = f"# {DAY}\n\n"
 PROJECT = Path(__file__).resolve().parents[2]
+# The writing threads record file versions in the database (memory.history): they need
+# committed transactions, not the one a plain `db` test holds open.
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def _lines(text: str) -> list[str]:
@@ -70,7 +74,7 @@ CHILD = textwrap.dedent(
     from memory.models import Agent
 
     proc, count, go = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-    # An unsaved row: the child needs no database, only the workspace from the env.
+    # An unsaved row; the child's database is the test's (it records file versions).
     agent = Agent(id="master", name="Master", is_default=True)
     while not os.path.exists(go):
         time.sleep(0.005)
@@ -95,7 +99,11 @@ def _rewrite_keeping_lines(agent: Agent, revision: int) -> None:
 def test_processes_lose_no_line_while_the_note_is_rewritten(master, workspace, processes):
     per_process = 150
     go = workspace.parent / "go"
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "memoryproject.settings"}
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "memoryproject.settings",
+        "DATABASE_URL": test_database_url(),
+    }
     assert env["MY_AGENT_HOME"] == str(workspace)
     children = [
         subprocess.Popen(
@@ -127,6 +135,16 @@ def test_processes_lose_no_line_while_the_note_is_rewritten(master, workspace, p
         assert mine == [f"- 09:15 p{p}-{i}" for i in range(per_process)]
     assert text.count(f"# {DAY}") == 1
     assert revision > 1
+    # Every append and every rewrite is a version, numbered without a gap, and the last
+    # one holds exactly the file.
+    path = notes.note_path(master, DAY)
+    seqs = list(FileVersion.objects.filter(path=path).order_by("seq").values_list("seq", flat=True))
+    appends = FileVersion.objects.filter(path=path, op="append").count()
+    assert seqs == list(range(1, len(seqs) + 1))
+    assert appends + 1 >= processes * per_process  # the first save creates the note
+    from memory import history
+
+    assert history.content(history.latest(path)) == (workspace / f"memory/{DAY}.md").read_bytes()
 
 
 def _race(*actions) -> None:

@@ -38,9 +38,9 @@ def extra(tmp_path, workspace, settings, master):
 
 def test_search_finds_extra_files_under_their_own_prefix(extra, master):
     found = call(master, "memory_search", query="kiln")
-    assert "[extra/team-docs/roadmap.md:3] - Ship the kiln monitor in May" in found
-    assert "[extra/team-docs/guides/onboarding.md:3] - Kiln safety first" in found
-    assert "[extra/overview.md:3] - The kiln is in shed 2" in found
+    assert "[extra/team-docs/roadmap.md:3] (# Roadmap) - Ship the kiln monitor in May" in found
+    assert "[extra/team-docs/guides/onboarding.md:3] (# Onboarding) - Kiln safety first" in found
+    assert "[extra/overview.md:3] (# Overview) - The kiln is in shed 2" in found
     # Symlinks (a file, a folder), hidden files and other file types are skipped.
     assert "behind a link" not in found and "hidden" not in found and "text file" not in found
     assert reading.list_extra_files() == [

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from memory import facts, search, text
+from memory import workspace as files
 from memory.errors import InvalidInput
 
 OLD = 1_600_000_000  # 2020-09-13, a fixed mtime far from "now"
@@ -39,7 +40,7 @@ def test_it_finds_sach_dang_doc_typed_without_marks(master, workspace):
     put(workspace, "memory/2026-01-05.md", "# 2026-01-05\n\n- 10:00 Sách đang đọc: Nhà giả kim\n")
 
     assert found("sach dang doc", master) == [
-        "[memory/2026-01-05.md:3] - 10:00 Sách đang đọc: Nhà giả kim"
+        "[memory/2026-01-05.md:3] (2026-01-05 Mon) - 10:00 Sách đang đọc: Nhà giả kim"
     ]
 
 
@@ -58,7 +59,7 @@ def test_it_finds_sach_dang_doc_typed_without_marks(master, workspace):
 def test_it_folds_marks_d_and_case_on_both_sides(master, workspace, query, line):
     put(workspace, "MEMORY.md", f"# Memory\n\n- {line}\n- something else entirely\n")
 
-    assert found(query, master) == [f"[MEMORY.md:3] - {line}"]
+    assert found(query, master) == [f"[MEMORY.md:3] (# Memory) - {line}"]
 
 
 def test_fold_drops_every_combining_mark_and_keeps_the_lines():
@@ -92,9 +93,9 @@ def test_it_matches_a_short_word_only_whole(master, workspace):
     )
 
     assert found("o", master) == [
-        "[memory/2026-01-05.md:2] - ông bà ở quê",  # ở folds to a whole `o`
-        "[memory/2026-01-05.md:3] - đi ô tô về",
-        "[memory/2026-01-05.md:4] - chọn o đầu tiên",
+        "[memory/2026-01-05.md:2] (2026-01-05 Mon) - ông bà ở quê",  # ở folds to a whole `o`
+        "[memory/2026-01-05.md:3] (2026-01-05 Mon) - đi ô tô về",
+        "[memory/2026-01-05.md:4] (2026-01-05 Mon) - chọn o đầu tiên",
     ]
 
 
@@ -106,13 +107,14 @@ def test_it_matches_doc_as_a_word_but_docs_anywhere(master, workspace):
     )
 
     assert found("doc", master) == [
-        "[memory/2026-01-05.md:1] - đọc sách",
-        "[memory/2026-01-05.md:2] - the doc is ready",
-        "[memory/2026-01-05.md:5] - a_doc_file",  # `_` is not a letter: doc stands alone
+        "[memory/2026-01-05.md:1] (2026-01-05 Mon) - đọc sách",
+        "[memory/2026-01-05.md:2] (2026-01-05 Mon) - the doc is ready",
+        # `_` is not a letter: doc stands alone
+        "[memory/2026-01-05.md:5] (2026-01-05 Mon) - a_doc_file",
     ]
     assert found("docs", master) == [
-        "[memory/2026-01-05.md:3] - read the docs",
-        "[memory/2026-01-05.md:4] - fix the docstring",
+        "[memory/2026-01-05.md:3] (2026-01-05 Mon) - read the docs",
+        "[memory/2026-01-05.md:4] (2026-01-05 Mon) - fix the docstring",
     ]
 
 
@@ -132,8 +134,8 @@ def test_it_keeps_only_entries_with_every_word_when_there_are_some(master, works
     )
 
     assert found("sach hay", master) == [
-        "[memory/2026-01-05.md:1] - sách hay tuần này",
-        "[memory/2026-01-05.md:4] - sách hay khác",
+        "[memory/2026-01-05.md:1] (2026-01-05 Mon) - sách hay tuần này",
+        "[memory/2026-01-05.md:4] (2026-01-05 Mon) - sách hay khác",
     ]
 
 
@@ -143,11 +145,13 @@ def test_it_falls_back_to_partial_matches_best_first_when_none_has_every_word(ma
 
     hits = search.search("eco retreat deadline", agent=master)
 
-    assert [(search.format_hit(hit), hit.score) for hit in hits] == [
-        ("[memory/2026-01-05.md:2] - retreat and deadline", 2),
-        ("[memory/2026-01-06.md:1] - deadline alone", 1),  # newer file first
-        ("[memory/2026-01-05.md:1] - eco only", 1),
+    # eco and retreat stand in one entry each, deadline in two: rarer words weigh more.
+    assert [(search.format_hit(hit), hit.score, hit.weight) for hit in hits] == [
+        ("[memory/2026-01-05.md:2] (2026-01-05 Mon) - retreat and deadline", 2, 1.451),
+        ("[memory/2026-01-05.md:1] (2026-01-05 Mon) - eco only", 1, 0.981),
+        ("[memory/2026-01-06.md:1] (2026-01-06 Tue) - deadline alone", 1, 0.47),
     ]
+    assert hits[0].matched == ["retreat", "deadline"]
 
 
 def test_it_searches_every_markdown_file_of_the_agent_and_nothing_else(master, workspace):
@@ -174,7 +178,9 @@ def test_it_shows_paths_relative_to_another_agents_dir(helper_agent, workspace):
     put(workspace, "agents/helper/memory/2026-01-05.md", "- mango for helper\n")
     put(workspace, "memory/2026-01-05.md", "- mango for master\n")
 
-    assert found("mango", helper_agent) == ["[memory/2026-01-05.md:1] - mango for helper"]
+    assert found("mango", helper_agent) == [
+        "[memory/2026-01-05.md:1] (2026-01-05 Mon) - mango for helper"
+    ]
     assert search.search("mango", agent=helper_agent)[0].scope == "agent:helper"
 
 
@@ -257,18 +263,38 @@ def test_it_leaves_the_user_scope_out_when_asked(master, workspace):
 # --- ranking -----------------------------------------------------------------------------
 
 
-def test_it_ranks_a_newer_file_first_then_path_descending_then_line_order(master, workspace):
-    put(workspace, "memory/2026-01-01.md", "- tennis old\n", mtime=OLD)
-    put(workspace, "memory/2026-01-02.md", "- tennis new a\n- tennis new b\n", mtime=OLD + 500)
+def test_it_ranks_a_dated_note_by_its_day_then_path_descending_then_line_order(master, workspace):
+    # mtimes in the opposite order (a clone or a bulk import sets them all anew): the
+    # day in the name decides, then the path (a suffixed note of the same day after the
+    # plain one), then the line.
+    put(workspace, "memory/2026-01-01.md", "- tennis old\n", mtime=OLD + 900)
+    put(workspace, "memory/2026-01-02.md", "- tennis new a\n- tennis new b\n", mtime=OLD)
+    put(workspace, "memory/2026-01-02-1030.md", "- tennis session\n", mtime=OLD)
     put(workspace, "memory/2026-01-03.md", "- tennis same time\n", mtime=OLD + 100)
-    put(workspace, "memory/2026-01-04.md", "- tennis same time\n", mtime=OLD + 100)
 
     assert found("tennis", master) == [
-        "[memory/2026-01-02.md:1] - tennis new a",
-        "[memory/2026-01-02.md:2] - tennis new b",
-        "[memory/2026-01-04.md:1] - tennis same time",
-        "[memory/2026-01-03.md:1] - tennis same time",
-        "[memory/2026-01-01.md:1] - tennis old",
+        "[memory/2026-01-03.md:1] (2026-01-03 Sat) - tennis same time",
+        "[memory/2026-01-02.md:1] (2026-01-02 Fri) - tennis new a",
+        "[memory/2026-01-02.md:2] (2026-01-02 Fri) - tennis new b",
+        "[memory/2026-01-02-1030.md:1] (2026-01-02 Fri) - tennis session",
+        "[memory/2026-01-01.md:1] (2026-01-01 Thu) - tennis old",
+    ]
+
+
+def test_other_files_rank_by_mtime_among_the_notes(master, workspace):
+    day = 1_767_225_600  # 2026-01-01 00:00 UTC
+    put(workspace, "memory/2026-01-01.md", "- tennis in the note\n", mtime=day + 5)
+    put(workspace, "memory/racket.md", "- tennis kept by hand\n", mtime=day + 3600)
+    put(workspace, "memory/old.md", "- tennis long ago\n", mtime=OLD)
+    put(workspace, "memory/a-same.md", "- tennis same a\n", mtime=OLD + 10)
+    put(workspace, "memory/b-same.md", "- tennis same b\n", mtime=OLD + 10)
+
+    assert [hit.path for hit in search.search("tennis", agent=master)] == [
+        "memory/racket.md",  # changed an hour into the day the note is of
+        "memory/2026-01-01.md",  # a note counts from the start of its day
+        "memory/b-same.md",
+        "memory/a-same.md",
+        "memory/old.md",
     ]
 
 
@@ -284,17 +310,27 @@ def test_it_ranks_more_matched_words_before_a_newer_file(master, workspace):
     ]
 
 
-def test_a_recent_edit_lifts_an_old_file_to_the_top(master, workspace):
+def test_an_edit_of_an_old_note_does_not_lift_it_but_an_edit_of_another_file_does(
+    master, workspace
+):
     put(workspace, "memory/2020-01-01.md", "- kayak trip\n", mtime=OLD)
     put(workspace, "memory/2021-01-01.md", "- kayak rental\n", mtime=OLD + 1000)
-    assert found("kayak", master)[0] == "[memory/2021-01-01.md:1] - kayak rental"
+    put(workspace, "memory/boats.md", "- kayak brands\n", mtime=OLD - 10**8)
+    assert [hit.path for hit in search.search("kayak", agent=master)] == [
+        "memory/2021-01-01.md",
+        "memory/2020-01-01.md",
+        "memory/boats.md",
+    ]
 
-    with open(workspace / "memory/2020-01-01.md", "a", encoding="utf-8") as handle:
-        handle.write("- kayak again\n")  # mtime is now: the newest file
+    files.append("memory/2020-01-01.md", "- kayak again\n")  # mtime is now: no matter
+    files.append("memory/boats.md", "- kayak paddles\n")  # a hand-kept file: newest now
 
-    assert found("kayak", master)[:2] == [
-        "[memory/2020-01-01.md:1] - kayak trip",
-        "[memory/2020-01-01.md:2] - kayak again",
+    assert [(hit.path, hit.line) for hit in search.search("kayak", agent=master)] == [
+        ("memory/boats.md", 1),
+        ("memory/boats.md", 2),
+        ("memory/2021-01-01.md", 1),
+        ("memory/2020-01-01.md", 1),
+        ("memory/2020-01-01.md", 2),
     ]
 
 
@@ -305,7 +341,7 @@ def test_it_returns_at_most_12_results_unless_asked(master, workspace):
     put(workspace, "memory/2026-01-05.md", "".join(f"- guava {n}\n" for n in range(30)))
 
     assert len(search.search("guava", agent=master)) == 12
-    assert found("guava", master)[-1] == "[memory/2026-01-05.md:12] - guava 11"
+    assert found("guava", master)[-1] == "[memory/2026-01-05.md:12] (2026-01-05 Mon) - guava 11"
     assert len(search.search("guava", agent=master, limit=3)) == 3
     assert len(search.search("guava", agent=master, limit=100)) == 30
     for bad in (0, 101, -1, "5", True):
@@ -331,15 +367,32 @@ def test_it_cuts_text_at_700_characters(master, workspace):
     assert "- papaya " + "x" * 690 + "…" in texts
 
 
-def test_format_hits_is_one_line_per_hit():
+def test_format_hits_is_one_line_per_hit_with_lines_date_and_heading():
     hits = [
-        search.Hit("agent:master", "master", "memory/2026-01-05.md", 3, "- a", 1),
+        search.Hit("agent:master", "master", "memory/2026-01-05.md", 3, "- a", 1, 3, "2026-01-05"),
+        search.Hit(
+            "agent:master",
+            "master",
+            "memory/2026-01-05.md",
+            5,
+            "- b c",
+            1,
+            6,
+            "2026-01-05",
+            "## Ăn",
+        ),
+        search.Hit("agent:master", "master", "MEMORY.md", 2, "x", 1, 2, None, "# Memory"),
+        search.Hit("agent:master", "master", "memory/books.md", 7, "y", 1),
         search.Hit("user", None, "users/owner/facts/x.md", None, "d — b", 1),
     ]
 
-    assert (
-        search.format_hits(hits) == "[memory/2026-01-05.md:3] - a\n[users/owner/facts/x.md] d — b"
-    )
+    assert search.format_hits(hits).split("\n") == [
+        "[memory/2026-01-05.md:3] (2026-01-05 Mon) - a",
+        "[memory/2026-01-05.md:L5-L6] (2026-01-05 Mon · ## Ăn) - b c",
+        "[MEMORY.md:2] (# Memory) x",
+        "[memory/books.md:7] y",
+        "[users/owner/facts/x.md] d — b",
+    ]
     assert search.format_hits([]) == ""
 
 
@@ -348,7 +401,7 @@ def test_format_hits_is_one_line_per_hit():
 
 def test_a_hand_edit_shows_in_the_next_query(master, workspace):
     note = put(workspace, "memory/2020-01-01.md", "- lychee season\n", mtime=OLD)
-    assert found("lychee", master) == ["[memory/2020-01-01.md:1] - lychee season"]
+    assert found("lychee", master) == ["[memory/2020-01-01.md:1] (2020-01-01 Wed) - lychee season"]
 
     with open(note, "a", encoding="utf-8") as handle:
         handle.write("- lychee jam\n")
@@ -364,7 +417,7 @@ def test_a_hand_edit_shows_in_the_next_query(master, workspace):
 def test_a_same_size_edit_with_the_same_mtime_shows_in_the_next_query(master, workspace):
     note = put(workspace, "memory/2020-01-01.md", "- apricot\n", mtime=OLD)
     before = os.stat(note)
-    assert found("apricot", master) == ["[memory/2020-01-01.md:1] - apricot"]
+    assert found("apricot", master) == ["[memory/2020-01-01.md:1] (2020-01-01 Wed) - apricot"]
 
     # Rewritten in place (same inode), same size, mtime put back to the very nanosecond.
     with open(note, "r+", encoding="utf-8") as handle:
@@ -378,21 +431,40 @@ def test_a_same_size_edit_with_the_same_mtime_shows_in_the_next_query(master, wo
     )
 
     assert found("apricot", master) == []
-    assert found("avocado", master) == ["[memory/2020-01-01.md:1] - avocado"]
+    assert found("avocado", master) == ["[memory/2020-01-01.md:1] (2020-01-01 Wed) - avocado"]
 
 
-def test_a_settled_file_is_served_from_the_cache_and_reread_once_changed(master, workspace):
-    note = put(workspace, "memory/2020-01-01.md", "- quince\n", mtime=OLD)
-    # Let the file settle past the racy window so the cache, not a re-read, answers.
-    time.sleep(search.RACY_WINDOW_NS / 1e9 + 0.05)
-    assert found("quince", master) == ["[memory/2020-01-01.md:1] - quince"]
-    assert found("quince", master) == ["[memory/2020-01-01.md:1] - quince"]
-    assert search._cache[os.path.realpath(note)].racy is False  # served from the cache
+def test_a_hand_edit_elsewhere_is_found_within_the_reconcile_bound(master, workspace, settings):
+    put(workspace, "memory/2020-01-01.md", "- quince\n", mtime=OLD)
+    put(workspace, "memory/2020-01-02.md", "- nothing yet\n", mtime=OLD)
+    settings.MEMORY_SEARCH_RECONCILE_SECONDS = 0.5
+    assert found("quince", master) == ["[memory/2020-01-01.md:1] (2020-01-01 Wed) - quince"]
 
-    note.write_text("- quince\n- quince paste\n", encoding="utf-8")
-    os.utime(note, (OLD, OLD))
+    # By hand, in a file that held no hit: not known until the next reconcile …
+    put(workspace, "memory/2020-01-02.md", "- quince paste\n", mtime=OLD)
+    time.sleep(0.6)
+    # … which the next query runs, once the last one is older than the bound.
+    assert found("quince", master) == [
+        "[memory/2020-01-02.md:1] (2020-01-02 Thu) - quince paste",
+        "[memory/2020-01-01.md:1] (2020-01-01 Wed) - quince",
+    ]
 
-    assert len(found("quince", master)) == 2
+
+def test_an_app_write_is_in_the_very_next_query_whatever_the_bound(master, workspace, settings):
+    put(workspace, "memory/2020-01-01.md", "- medlar\n", mtime=OLD)
+    settings.MEMORY_SEARCH_RECONCILE_SECONDS = 3600
+    assert len(found("medlar", master)) == 1
+
+    files.append("memory/2020-01-02.md", "- medlar jelly\n", create_with="# 2020-01-02\n\n")
+    files.write("memory/notes.md", "- medlar tree\n")
+
+    assert found("medlar", master) == [
+        "[memory/notes.md:1] - medlar tree",
+        "[memory/2020-01-02.md:3] (2020-01-02 Thu) - medlar jelly",
+        "[memory/2020-01-01.md:1] (2020-01-01 Wed) - medlar",
+    ]
+    files.delete("memory/notes.md")
+    assert len(found("medlar", master)) == 2
 
 
 def test_concurrent_searches_agree_while_a_writer_appends(master, workspace):
@@ -418,9 +490,8 @@ def test_concurrent_searches_agree_while_a_writer_appends(master, workspace):
 
     assert errors == []
     assert set(results) == {100}
-    with open(workspace / "memory/2021-02-01.md", "a", encoding="utf-8") as handle:
-        handle.write("- fig newest\n")
-    assert found("fig", master)[0] == "[memory/2021-02-01.md:2] - fig newest"
+    files.append("memory/2021-02-01.md", "- fig newest\n")
+    assert found("fig", master)[0] == "[memory/2021-02-01.md:2] (2021-02-01 Mon) - fig newest"
 
 
 def test_it_never_reads_through_a_symlink_out_of_the_workspace(

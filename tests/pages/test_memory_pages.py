@@ -244,6 +244,29 @@ def test_it_searches_every_scope_and_shows_scope_path_line_text(
     assert "cần mua" in only and "Dế Mèn" not in only
 
 
+def test_the_search_page_shows_lines_date_heading_and_on_request_the_weights(
+    pages, master, workspace
+):
+    notes.write_note(
+        master,
+        "2026-11-29",
+        "# 2026-11-29\n\n## Sức khỏe\n\n- 08:00 đo huyết áp 120/80,\n  bác sĩ bảo ổn\n",
+    )
+    html = pages.get("/manage/memory/search/?q=huyet+ap+bac+si").content.decode()
+    row = re.search(
+        r'<tr>\s*<td data-label="Where"><span class="tag">master</span>.*?</tr>', html, re.S
+    ).group(0)
+    assert "<code>memory/2026-11-29.md:5–6</code>" in row  # the block's lines
+    assert '<span class="muted">## Sức khỏe</span>' in row  # the heading it sits under
+    assert "2026-11-29</td>" in row  # the note's date
+    assert "Weight" not in html
+
+    html = text_of(pages.get("/manage/memory/search/?q=huyet+ap+bac+si&explain=1"))
+    assert "How each word counted, over 3 entries" in html
+    assert "<td><code>huyet</code></td><td>inside longer words too</td><td>1</td>" in html
+    assert "<td><code>ap</code></td><td>as a whole word</td><td>1</td>" in html
+
+
 def test_it_explains_a_search_with_no_letter_or_digit_instead_of_failing(pages, master):
     response = pages.get("/manage/memory/search/?q=!!!")
     assert response.status_code == 200

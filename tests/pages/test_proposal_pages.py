@@ -39,8 +39,11 @@ def test_it_lists_pending_proposals_first_with_reasons_and_diffs(pages, master, 
     html = text_of(pages.get("/manage/memory/proposals/"))
     assert badge(html) == "2"
     assert "master asked to update the fact &#x27;coffee&#x27; from job:nightly." in html
-    assert '<span class="diff-removed">-description: Trà</span>' in html
-    assert '<span class="diff-added">+description: Cà phê đen, không đường</span>' in html
+    # A fact reads as field changes, not as frontmatter lines.
+    assert (
+        "<dt>description</dt><dd><del>Trà</del> → <ins>Cà phê đen, không đường</ins></dd>" in html
+    )
+    assert '<span class="diff-removed">-description: Trà</span>' not in html
     assert "Lines it would add to MEMORY.md" in html
     assert '<span class="diff-added">+ Lan chạy bộ mỗi sáng</span>' in html
     assert html.index(f"proposal-{proposal.pk}") < html.index(f"proposal-{lines.pk}")
@@ -203,7 +206,10 @@ def test_a_wiki_batch_shows_one_diff_per_page_and_approves_as_one(pages, master,
     assert "<code>memory/wiki/entities/minh.md</code> (changed)" in html
     assert "<code>memory/wiki/entities/eco-retreat.md</code> (new file)" in html
     assert '<span class="diff-removed">-Quản lý.</span>' in html
-    assert '<span class="diff-added">+Quản lý của Lan; nhận báo cáo thứ Năm.</span>' in html
+    assert (
+        '<span class="diff-added">+Quản lý<mark> của Lan; nhận báo cáo thứ Năm</mark>.</span>'
+        in html
+    )
     pages.post(f"/manage/memory/proposals/{batch.pk}/approve/")
     assert (workspace / "memory/wiki/entities/eco-retreat.md").exists()
     assert "thứ Năm" in (workspace / "memory/wiki/entities/minh.md").read_text()

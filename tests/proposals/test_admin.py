@@ -87,8 +87,10 @@ def test_it_marks_removed_and_added_lines_of_a_fact_update(admin_client, helper_
         reverse("admin:proposals_proposal_change", args=[update.pk])
     ).content.decode()
 
-    assert '<span class="diff-removed">-description: Likes black coffee</span>' in html
-    assert '<span class="diff-added">+description: Likes tea now</span>' in html
+    # A fact's fields read as changes; the words that changed are marked.
+    assert (
+        "<dt>description</dt><dd><del>Likes black coffee</del> → <ins>Likes tea now</ins>" in html
+    )
     assert "users/owner/facts/coffee.md" in html
 
 
@@ -120,7 +122,7 @@ def test_it_shows_a_diff_per_page_of_a_batch(admin_client, master):
 
     assert "<code>memory/wiki/a.md</code> (changed)" in html
     assert "<code>memory/wiki/b.md</code> (new file)" in html
-    assert '<span class="diff-removed">-A old</span>' in html
+    assert '<span class="diff-removed">-A <mark>old</mark></span>' in html
     assert '<span class="diff-added">+B &lt;i&gt;new&lt;/i&gt;</span>' in html
 
 

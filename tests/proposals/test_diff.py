@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from proposals.diff import FileDiff, diff_lines, file_diff, render_file_diffs
+from proposals.diff import FileDiff, Row, diff_lines, file_diff, render_file_diffs
 
 
 def test_it_computes_rows_with_context():
@@ -23,12 +23,15 @@ def test_it_names_the_change_of_each_file():
     assert file_diff("x.md", "old\n", None).change == "delete"
     assert file_diff("x.md", "same\n", "same\n").change == "unchanged"
     assert file_diff("x.md", "old\n", "new\n").change == "modify"
-    assert file_diff("x.md", "old\n", None).rows == [("@", "@@ -1,1 +1,0 @@"), ("-", "old")]
+    assert [(r.op, r.text) for r in file_diff("x.md", "old\n", None).rows if r.op != "?"] == [
+        ("@", "@@ -1,1 +1,0 @@"),
+        ("-", "old"),
+    ]
 
 
 def test_it_escapes_paths_and_lines():
     html = render_file_diffs(
-        [FileDiff("<p>.md", "modify", [("-", "<script>x</script>"), ("+", "a & b")])]
+        [FileDiff("<p>.md", "modify", [Row("-", "<script>x</script>"), Row("+", "a & b")])]
     )
 
     assert "<code>&lt;p&gt;.md</code> (changed)" in html

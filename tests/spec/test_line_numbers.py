@@ -17,12 +17,26 @@ def test_it_reads_with_memory_get_the_line_memory_search_shows(
 ):
     (workspace / "memory").mkdir(exist_ok=True)
     (workspace / "memory/2026-01-01.md").write_text(
-        f"alpha{separator}beta\nsecond line\nxi target here\n", encoding="utf-8"
+        f"- alpha{separator}beta\n- second line\n- xi target here\n", encoding="utf-8"
     )
     hit = tool_text(owner_client, "memory_search", query="target")
-    assert hit == "[memory/2026-01-01.md:3] xi target here"
+    assert hit == "[memory/2026-01-01.md:3] (2026-01-01 Thu) - xi target here"
     got = tool_text(owner_client, "memory_get", path="memory/2026-01-01.md", from_line=3, lines=1)
-    assert got.splitlines()[0] == "xi target here"
+    assert got.splitlines()[0] == "- xi target here"
+
+
+def test_memory_get_reads_the_lines_of_a_block_hit(owner_client, master, workspace):
+    (workspace / "memory").mkdir(exist_ok=True)
+    (workspace / "memory/notes.md").write_text(
+        "# Plumbing\n\nThe plumber came for the sink.\nHe charged 40 dollars.\n\nother\n",
+        encoding="utf-8",
+    )
+    hit = tool_text(owner_client, "memory_search", query="plumber charged")
+    assert hit == (
+        "[memory/notes.md:L3-L4] (# Plumbing) The plumber came for the sink. He charged 40 dollars."
+    )
+    got = tool_text(owner_client, "memory_get", path="memory/notes.md", from_line=3, lines=2)
+    assert got == "The plumber came for the sink.\nHe charged 40 dollars.\n"
 
 
 def test_it_folds_unicode_line_breaks_in_memory_save(owner_client, master, workspace, settings):

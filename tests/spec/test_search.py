@@ -41,73 +41,81 @@ def _api(client, **params):
 )
 def test_it_folds_marks_and_d_stroke(owner_client, master, workspace, query, text):
     write_by_hand(workspace / "memory/2026-01-01.md", f"# 2026-01-01\n{text}\n")
-    assert _search(owner_client, query) == [f"[memory/2026-01-01.md:2] {text}"]
+    assert _search(owner_client, query) == [f"[memory/2026-01-01.md:2] (2026-01-01 Thu) {text}"]
 
 
 def test_it_matches_short_words_only_whole(owner_client, master, workspace):
-    write_by_hand(workspace / "memory/2026-01-01.md", "đọc sách\nread the docs\nmột ô\nhello doc\n")
-    hits = _search(owner_client, "doc")
-    assert hits == [
-        "[memory/2026-01-01.md:4] hello doc",
-        "[memory/2026-01-01.md:1] đọc sách",
-    ] or sorted(hits) == sorted(
-        ["[memory/2026-01-01.md:1] đọc sách", "[memory/2026-01-01.md:4] hello doc"]
+    write_by_hand(
+        workspace / "memory/2026-01-01.md", "- đọc sách\n- read the docs\n- một ô\n- hello doc\n"
     )
-    assert _search(owner_client, "o") == ["[memory/2026-01-01.md:3] một ô"]
+    assert _search(owner_client, "doc") == [
+        "[memory/2026-01-01.md:1] (2026-01-01 Thu) - đọc sách",
+        "[memory/2026-01-01.md:4] (2026-01-01 Thu) - hello doc",
+    ]
+    assert _search(owner_client, "o") == ["[memory/2026-01-01.md:3] (2026-01-01 Thu) - một ô"]
 
 
 def test_it_matches_long_words_anywhere(owner_client, master, workspace):
-    write_by_hand(workspace / "memory/2026-01-01.md", "the sachs family\nsee docstring\n")
-    assert _search(owner_client, "sach") == ["[memory/2026-01-01.md:1] the sachs family"]
-    assert _search(owner_client, "docs") == ["[memory/2026-01-01.md:2] see docstring"]
+    write_by_hand(workspace / "memory/2026-01-01.md", "- the sachs family\n- see docstring\n")
+    assert _search(owner_client, "sach") == [
+        "[memory/2026-01-01.md:1] (2026-01-01 Thu) - the sachs family"
+    ]
+    assert _search(owner_client, "docs") == [
+        "[memory/2026-01-01.md:2] (2026-01-01 Thu) - see docstring"
+    ]
 
 
 def test_it_drops_partial_matches_when_an_entry_has_every_word(owner_client, master, workspace):
-    write_by_hand(workspace / "memory/2026-01-01.md", "alpha only\nalpha and bravo\nbravo only\n")
-    assert _search(owner_client, "alpha bravo") == ["[memory/2026-01-01.md:2] alpha and bravo"]
+    write_by_hand(
+        workspace / "memory/2026-01-01.md", "- alpha only\n- alpha and bravo\n- bravo only\n"
+    )
+    assert _search(owner_client, "alpha bravo") == [
+        "[memory/2026-01-01.md:2] (2026-01-01 Thu) - alpha and bravo"
+    ]
 
 
 def test_it_shows_partial_matches_best_first_when_none_has_every_word(
     owner_client, master, workspace
 ):
-    write_by_hand(workspace / "memory/2026-01-01.md", "alpha x\nalpha bravo y\ncharlie z\n")
+    write_by_hand(workspace / "memory/2026-01-01.md", "- alpha x\n- alpha bravo y\n- charlie z\n")
     hits = _search(owner_client, "alpha bravo charlie")
-    assert hits[0] == "[memory/2026-01-01.md:2] alpha bravo y"
-    assert set(hits[1:]) == {
-        "[memory/2026-01-01.md:1] alpha x",
-        "[memory/2026-01-01.md:3] charlie z",
-    }
-    assert hits[1:] == ["[memory/2026-01-01.md:1] alpha x", "[memory/2026-01-01.md:3] charlie z"]
+    assert hits[0] == "[memory/2026-01-01.md:2] (2026-01-01 Thu) - alpha bravo y"
+    # One entry each holds bravo and charlie, two hold alpha: the rarer word first.
+    assert hits[1:] == [
+        "[memory/2026-01-01.md:3] (2026-01-01 Thu) - charlie z",
+        "[memory/2026-01-01.md:1] (2026-01-01 Thu) - alpha x",
+    ]
 
 
 def test_it_ranks_newer_files_first_then_path_descending_then_line_order(
     owner_client, master, workspace
 ):
-    write_by_hand(workspace / "memory/2026-01-01.md", "zeta old\n", mtime=1_700_000_000)
+    # A dated note is as new as its day, whatever its mtime; other files by mtime.
+    write_by_hand(workspace / "memory/2026-01-01.md", "- zeta old\n", mtime=1_800_000_000)
     write_by_hand(
-        workspace / "memory/2026-01-02.md", "zeta new one\nzeta new two\n", mtime=1_700_100_000
+        workspace / "memory/2026-01-02.md", "- zeta new one\n- zeta new two\n", mtime=1_700_100_000
     )
-    write_by_hand(workspace / "memory/a-same.md", "zeta same a\n", mtime=1_690_000_000)
-    write_by_hand(workspace / "memory/b-same.md", "zeta same b\n", mtime=1_690_000_000)
+    write_by_hand(workspace / "memory/a-same.md", "- zeta same a\n", mtime=1_690_000_000)
+    write_by_hand(workspace / "memory/b-same.md", "- zeta same b\n", mtime=1_690_000_000)
     assert _search(owner_client, "zeta") == [
-        "[memory/2026-01-02.md:1] zeta new one",
-        "[memory/2026-01-02.md:2] zeta new two",
-        "[memory/2026-01-01.md:1] zeta old",
-        "[memory/b-same.md:1] zeta same b",
-        "[memory/a-same.md:1] zeta same a",
+        "[memory/2026-01-02.md:1] (2026-01-02 Fri) - zeta new one",
+        "[memory/2026-01-02.md:2] (2026-01-02 Fri) - zeta new two",
+        "[memory/2026-01-01.md:1] (2026-01-01 Thu) - zeta old",
+        "[memory/b-same.md:1] - zeta same b",
+        "[memory/a-same.md:1] - zeta same a",
     ]
 
 
 def test_it_returns_at_most_12_results(owner_client, master, workspace):
-    write_by_hand(workspace / "memory/2026-01-01.md", "".join(f"omega {i}\n" for i in range(40)))
+    write_by_hand(workspace / "memory/2026-01-01.md", "".join(f"- omega {i}\n" for i in range(40)))
     hits = _search(owner_client, "omega")
     assert len(hits) == 12
-    assert hits[0] == "[memory/2026-01-01.md:1] omega 0"
+    assert hits[0] == "[memory/2026-01-01.md:1] (2026-01-01 Thu) - omega 0"
 
 
 def test_it_cuts_result_text_at_700_characters_with_an_ellipsis(owner_client, master, workspace):
     line = "kappa " + "y" * 1000
-    write_by_hand(workspace / "memory/2026-01-01.md", line + "\n")
+    write_by_hand(workspace / "memory/kappa.md", line + "\n")
     (hit,) = _search(owner_client, "kappa")
     text = hit.split("] ", 1)[1]
     assert text.endswith("…")
@@ -117,8 +125,8 @@ def test_it_cuts_result_text_at_700_characters_with_an_ellipsis(owner_client, ma
 
 def test_it_does_not_cut_a_700_character_line(owner_client, master, workspace):
     line = "kappa " + "y" * 694
-    write_by_hand(workspace / "memory/2026-01-01.md", line + "\n")
-    assert _search(owner_client, "kappa") == [f"[memory/2026-01-01.md:1] {line}"]
+    write_by_hand(workspace / "memory/kappa.md", line + "\n")
+    assert _search(owner_client, "kappa") == [f"[memory/kappa.md:1] {line}"]
 
 
 def test_it_returns_a_fact_as_one_entry_with_description_and_body(owner_client, master, workspace):
@@ -182,7 +190,7 @@ def test_it_interleaves_agents_by_rank(owner_client, master, helper_agent, works
 
 
 def test_it_defaults_the_api_limit_to_12_and_caps_it_at_100(owner_client, master, workspace):
-    write_by_hand(workspace / "memory/2026-01-01.md", "".join(f"rho {i}\n" for i in range(150)))
+    write_by_hand(workspace / "memory/2026-01-01.md", "".join(f"- rho {i}\n" for i in range(150)))
     assert len(_api(owner_client, q="rho")) == 12
     assert len(_api(owner_client, q="rho", limit=100)) == 100
     response = owner_client.get("/api/memory/search", {"q": "rho", "limit": 101})
@@ -192,11 +200,11 @@ def test_it_defaults_the_api_limit_to_12_and_caps_it_at_100(owner_client, master
 def test_it_reflects_a_hand_edit_in_the_next_query(owner_client, master, workspace):
     path = workspace / "memory/2026-01-01.md"
     write_by_hand(path, "phi one\n", mtime=1_700_000_000)
-    assert _search(owner_client, "phi") == ["[memory/2026-01-01.md:1] phi one"]
+    assert _search(owner_client, "phi") == ["[memory/2026-01-01.md:1] (2026-01-01 Thu) phi one"]
     write_by_hand(path, "phi two\n", mtime=1_700_000_000)  # same mtime, different size
-    assert _search(owner_client, "phi") == ["[memory/2026-01-01.md:1] phi two"]
+    assert _search(owner_client, "phi") == ["[memory/2026-01-01.md:1] (2026-01-01 Thu) phi two"]
     write_by_hand(path, "phi six\n", mtime=1_700_000_000)  # same mtime, same size
-    assert _search(owner_client, "phi") == ["[memory/2026-01-01.md:1] phi six"]
+    assert _search(owner_client, "phi") == ["[memory/2026-01-01.md:1] (2026-01-01 Thu) phi six"]
 
 
 def test_it_gives_no_match_an_empty_result(owner_client, master, workspace):

@@ -71,35 +71,63 @@ def test_it_interleaves_every_agent_and_the_user_scope_by_rank(owner_client, mem
     ]
 
 
-def test_each_result_carries_scope_agent_path_line_text_and_score(owner_client, memories):
+def test_each_result_carries_scope_agent_path_lines_text_score_date_and_weight(
+    owner_client, memories
+):
     items = owner_client.get(URL, {"q": "melon", "limit": 3}).json()["results"]
 
+    # melon stands in all 8 entries of the workspace: it weighs next to nothing.
+    same = {"score": 1, "heading": None, "weight": 0.057, "matched": ["melon"]}
     assert items == [
         {
             "scope": "agent:master",
             "agent": "master",
             "path": "memory/2026-01-03.md",
             "line": 1,
+            "end_line": 1,
+            "date": "2026-01-03",
             "text": "- melon m1",
-            "score": 1,
+            **same,
         },
         {
             "scope": "agent:helper",
             "agent": "helper",
             "path": "memory/2026-01-02.md",
             "line": 1,
+            "end_line": 1,
+            "date": "2026-01-02",
             "text": "- melon h1",
-            "score": 1,
+            **same,
         },
         {
             "scope": "user",
             "agent": None,
             "path": "users/owner/facts/melon-b.md",
             "line": None,
+            "end_line": None,
+            "date": None,
             "text": "melon fact b — body b",
-            "score": 1,
+            **same,
         },
     ]
+
+
+def test_explain_says_how_each_word_counted(owner_client, memories, workspace):
+    put(workspace, "memory/2026-01-04.md", "# Quả\n\n- melon seeds, dưa lưới\n", mtime=OLD)
+
+    body = owner_client.get(URL, {"q": "melon seeds o", "explain": "true"}).json()
+
+    assert body["results"][0]["text"] == "- melon seeds, dưa lưới"
+    assert body["results"][0]["heading"] == "# Quả"
+    assert body["explain"] == {
+        "entries": 10,
+        "words": [
+            {"word": "melon", "rule": "inside", "entries": 9, "weight": 0.147, "forms": ["melon"]},
+            {"word": "seeds", "rule": "inside", "entries": 1, "weight": 1.992, "forms": ["seeds"]},
+            {"word": "o", "rule": "whole", "entries": 0, "weight": 3.091, "forms": []},
+        ],
+    }
+    assert "explain" not in owner_client.get(URL, {"q": "melon"}).json()
 
 
 def test_entries_with_every_word_come_first_across_scopes(owner_client, memories, workspace):

@@ -8,6 +8,10 @@ import pytest
 from tests.helpers import write_by_hand
 
 
+def _write(workspace, text):
+    write_by_hand(workspace / "memory/2026-01-01.md", text)
+
+
 def _search(client, query):
     response = client.post(
         "/api/agents/master/tools/memory_search",
@@ -32,8 +36,8 @@ def _search(client, query):
     ],
 )
 def test_it_folds_before_comparing(owner_client, master, workspace, query, line):
-    write_by_hand(workspace / "memory/2026-01-01.md", f"{line}\n")
-    assert _search(owner_client, query) == [f"[memory/2026-01-01.md:1] {line}"]
+    _write(workspace, f"{line}\n")
+    assert _search(owner_client, query) == [f"[memory/2026-01-01.md:1] (2026-01-01 Thu) {line}"]
 
 
 @pytest.mark.parametrize(
@@ -52,5 +56,7 @@ def test_it_folds_before_comparing(owner_client, master, workspace, query, line)
 def test_it_matches_short_words_whole_after_folding(
     owner_client, master, workspace, query, line, found
 ):
-    write_by_hand(workspace / "memory/2026-01-01.md", f"{line}\n")
-    assert (_search(owner_client, query) == [f"[memory/2026-01-01.md:1] {line}"]) is found
+    _write(workspace, f"{line}\n")
+    assert (
+        _search(owner_client, query) == [f"[memory/2026-01-01.md:1] (2026-01-01 Thu) {line}"]
+    ) is found

@@ -28,7 +28,7 @@ def test_it_puts_the_best_entry_of_each_scope_before_any_second_entry(
     owner_client.post("/api/agents", data={"id": "third", "name": "Third"}, format="json")
     for rel, tag in (("memory", "m"), ("agents/helper/memory", "h"), ("agents/third/memory", "t")):
         write_by_hand(
-            workspace / rel / "2026-01-01.md", "".join(f"upsilon {tag}{i}\n" for i in range(4))
+            workspace / rel / "2026-01-01.md", "".join(f"- upsilon {tag}{i}\n" for i in range(4))
         )
     for i in range(3):
         owner_client.put(

@@ -265,7 +265,7 @@ def test_memory_search_finds_notes_and_facts_of_the_caller(master_client, helper
     response = call(master_client, "master", "memory_search", query="sach dune", source="chat")
     assert response.status_code == 200
     result = response.json()["result"]
-    assert "[memory/2025-01-02.md:3] - đọc sách Dune" in result
+    assert "[memory/2025-01-02.md:3] (2025-01-02 Thu) - đọc sách Dune" in result
     assert "[users/owner/facts/reading.md] Đang đọc sách Dune — Book club" in result
     assert "helper" not in result
 

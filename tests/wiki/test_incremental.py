@@ -4,6 +4,8 @@ ends, whatever happens between passes — edits through the app, hand edits, del
 import random
 import threading
 
+import pytest
+
 from memory import workspace
 from wiki import graph, pages, vault
 
@@ -64,6 +66,7 @@ def test_random_edits_leave_every_block_as_a_full_rebuild_would(master, monkeypa
         assert full_rebuild_changes(master) == {}, f"step {step}"
 
 
+@pytest.mark.django_db(transaction=True)  # the threads record file versions
 def test_concurrent_edits_from_threads_lose_no_backlink(master):
     pages.save_page(master, title="Hub", kind="concept", sources=["conv:1"], body="Hub.")
     errors: list[BaseException] = []

@@ -1,0 +1,472 @@
+"""The history of every memory file (SPEC §7): versions, restore, blame.
+
+Every change of a file under MY_AGENT_HOME passes memory.workspace, which tells its
+`on_change` hooks inside the file's lock; `record_change` (registered in
+MemoryConfig.ready()) writes one `FileVersion` row for it, attributed from the
+`workspace.attributed(...)` context the operations and interfaces set.
+
+- **Nothing lost silently.** Before recording a change, the file as it was is compared
+  with the last recorded version: by fingerprint (size, mtime, ctime, inode — any write
+  changes the ctime), and when that differs by content. A file changed by hand outside
+  the app (or first seen now) is recorded first, as `outside`, with its whole text.
+- **Compact.** A version keeps what the file held after it as a zlib-compressed delta
+  against the previous version (common prefix and suffix lengths, then the new middle),
+  the appended bytes for an append (the file is not read again), or the whole text every
+  SNAPSHOT_EVERY versions (and whenever a delta would not be smaller). Reading a version
+  replays at most SNAPSHOT_EVERY rows from its snapshot, fetched in one query.
+- **Exactly once.** Rows of one path are numbered (`seq`) under the file's lock and a
+  unique constraint; the row is written in the writer's transaction (an approval's file
+  write and its version commit together).
+- **Restore is a forward change**: the old text written again through the workspace with
+  a base-hash check (409 when the file changed since it was read), recorded as a new
+  version that names the one it restores. Versions are never edited.
+- **Retention**: `prune` drops versions older than MEMORY_HISTORY_DAYS (default 365),
+  keeping each path's newest version; the oldest kept one becomes a whole snapshot.
+
+Blame (`blame`) replays a file's versions and says, for each line of its current text, the
+version that last brought it in (with that version's proposal, run and date).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import logging
+import struct
+import zlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from memory import textdiff, workspace
+from memory.errors import Conflict, InvalidInput, NotFound
+from memory.models import Agent, FileVersion
+
+logger = logging.getLogger(__name__)
+
+SNAPSHOT_EVERY = 32
+FULL, DELTA, APPEND, NONE = "full", "delta", "append", "none"
+OUTSIDE_NOTE = "edited outside the app"
+FIRST_SEEN_NOTE = "as found when history began"
+STATS_SECONDS = 0.05  # the line count of one recorded change is a bounded diff
+_HEADER = struct.Struct(">QQ")
+
+Op = FileVersion.Op
+
+
+# --- storage ------------------------------------------------------------------------------
+
+
+def _pack(storage: str, before: bytes | None, after: bytes | None) -> bytes:
+    if storage == NONE or after is None:
+        return b""
+    if storage == FULL:
+        return zlib.compress(after, 6)
+    before = before or b""
+    limit = min(len(before), len(after))
+    prefix = 0
+    # Common prefix and suffix by halving (bytes comparisons run in C).
+    low, high = 0, limit
+    while low < high:
+        middle = (low + high + 1) // 2
+        if before[:middle] == after[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    prefix = low
+    low, high = 0, limit - prefix
+    while low < high:
+        middle = (low + high + 1) // 2
+        if before[len(before) - middle :] == after[len(after) - middle :]:
+            low = middle
+        else:
+            high = middle - 1
+    suffix = low
+    middle_bytes = after[prefix : len(after) - suffix]
+    return zlib.compress(_HEADER.pack(prefix, suffix) + middle_bytes, 6)
+
+
+def _unpack(storage: str, data: bytes, previous: bytes | None) -> bytes | None:
+    if storage == NONE:
+        return None
+    raw = zlib.decompress(bytes(data))
+    if storage == FULL:
+        return raw
+    if storage == APPEND:
+        return (previous or b"") + raw
+    prefix, suffix = _HEADER.unpack_from(raw)
+    previous = previous or b""
+    tail = previous[len(previous) - suffix :] if suffix else b""
+    return previous[:prefix] + raw[_HEADER.size :] + tail
+
+
+def content(version: FileVersion) -> bytes | None:
+    """What the file held after `version` (None: it did not exist)."""
+    rows = FileVersion.objects.filter(
+        path=version.path, seq__gte=version.base_seq, seq__lte=version.seq
+    ).order_by("seq")
+    text: bytes | None = None
+    for row in rows.only("storage", "data", "seq"):
+        text = _unpack(row.storage, row.data, text)
+    return text
+
+
+def text_of(data: bytes | None) -> str | None:
+    """Bytes of a version as text (a byte that is not UTF-8 shown as U+FFFD)."""
+    return None if data is None else data.decode("utf-8", errors="replace")
+
+
+def previous_version(version: FileVersion) -> FileVersion | None:
+    return (
+        FileVersion.objects.filter(path=version.path, seq__lt=version.seq).order_by("-seq").first()
+    )
+
+
+def replaced(version: FileVersion) -> bytes | None:
+    """What `version` replaced: the text of the version before it (None: none, or absent)."""
+    before = previous_version(version)
+    return content(before) if before is not None else None
+
+
+# --- recording ------------------------------------------------------------------------------
+
+
+def agent_of_path(path: str) -> str:
+    """The agent whose dir holds `path` ("" for the user scope)."""
+    if path.startswith("users/"):
+        return ""
+    if path.startswith("agents/"):
+        return path.split("/", 2)[1]
+    default = Agent.objects.filter(is_default=True).values_list("pk", flat=True).first()
+    return default or ""
+
+
+def _line_stats(before: bytes | None, after: bytes | None) -> tuple[int, int]:
+    old = (text_of(before) or "").splitlines()
+    new = (text_of(after) or "").splitlines()
+    return textdiff.changed_line_count(textdiff.line_opcodes(old, new, seconds=STATS_SECONDS))
+
+
+def _new_row(
+    path: str,
+    last: FileVersion | None,
+    *,
+    op: str,
+    before: bytes | None,
+    after: bytes | None,
+    fingerprint: workspace.Fingerprint | None,
+    attribution: workspace.Attribution,
+    appended: bytes | None = None,
+    agent: str,
+    now: dt.datetime,
+) -> FileVersion:
+    """A version row after `last` (not saved). `before` is the text `last` holds (None:
+    absent); `after` the new text (None: deleted), or with `appended` unknown (an append:
+    only the appended bytes are known and stored)."""
+    seq = (last.seq + 1) if last else 1
+    if after is None and appended is None:
+        storage, base_seq = NONE, seq
+    elif last is None or last.storage == NONE or seq - last.base_seq >= SNAPSHOT_EVERY:
+        storage, base_seq = FULL, seq
+    elif appended is not None:
+        storage, base_seq = APPEND, last.base_seq
+    else:
+        storage, base_seq = DELTA, last.base_seq
+    if storage == FULL and after is None:  # a snapshot of an append: read the whole file
+        after = workspace.read_bytes_from(path, 0) or b""
+    if storage == APPEND:
+        data = zlib.compress(appended or b"", 6)
+        added = (text_of(appended) or "").count("\n")
+        removed = 0
+    else:
+        data = _pack(storage, before, after)
+        if storage == DELTA and after is not None and len(data) >= len(zlib.compress(after, 1)):
+            storage, base_seq = FULL, seq
+            data = _pack(FULL, None, after)
+        if appended is not None:
+            added, removed = (text_of(appended) or "").count("\n"), 0
+        else:
+            removed, added = _line_stats(before, after)
+    exists = not (after is None and appended is None)
+    return FileVersion(
+        path=path,
+        seq=seq,
+        agent=agent,
+        op=op,
+        actor=attribution.actor[:200],
+        source=attribution.source[:200],
+        via=attribution.via[:30],
+        note=attribution.note[:300],
+        proposal_id=attribution.proposal,
+        run_id=attribution.run,
+        restored_from_id=attribution.restored_from,
+        created_at=now,
+        exists=exists,
+        size=fingerprint.size if fingerprint else (len(after) if after is not None else 0),
+        sha256=hashlib.sha256(after).hexdigest() if after is not None else "",
+        fingerprint=str(fingerprint) if fingerprint else "",
+        storage=storage,
+        base_seq=base_seq,
+        data=data,
+        lines_added=added,
+        lines_removed=removed,
+    )
+
+
+def _matches(last: FileVersion, data: bytes | None) -> bool:
+    """Whether `data` (None: absent) is what `last` recorded."""
+    if data is None:
+        return not last.exists
+    if not last.exists:
+        return False
+    if last.sha256:
+        return last.sha256 == hashlib.sha256(data).hexdigest()
+    return content(last) == data
+
+
+def record_change(change: workspace.Change) -> None:
+    """The workspace hook: record `change` as a version (first the file as found, when it
+    is not what was last recorded). Runs inside the file's lock; a database error is
+    logged by the workspace and the next write notices the gap as an outside edit."""
+    with transaction.atomic():
+        _record(change)
+
+
+def _record(change: workspace.Change) -> None:
+    path = change.path
+    now = timezone.now()
+    agent = agent_of_path(path)
+    last = FileVersion.objects.filter(path=path).order_by("-seq").first()
+    attribution = change.attribution
+
+    if change.op == "adopt":
+        current = workspace.read_bytes_from(path, 0)
+        if last is not None and _matches(last, current):
+            return
+        row = _new_row(
+            path,
+            last,
+            op=Op.ADOPT,
+            before=content(last) if last is not None else None,
+            after=current,
+            fingerprint=change.after_fingerprint,
+            attribution=attribution,
+            agent=agent,
+            now=now,
+        )
+        row.save()
+        return
+
+    # What the file held just before this change, and whether that is what was recorded
+    # last. An append reads the file only when its fingerprint is not the recorded one.
+    if change.op == "append":
+        if last is not None and str(change.before_fingerprint or "") == last.fingerprint:
+            before, same = None, True
+        else:
+            before = (workspace.read_bytes_from(path, 0) or b"")[: change.offset]
+            same = last is not None and _matches(last, before)
+        found_absent = False
+    else:
+        before = change.before
+        found_absent = before is None
+        same = last is not None and _matches(last, before)
+
+    if not same and (last is not None or not found_absent):
+        row = _new_row(
+            path,
+            last,
+            op=Op.OUTSIDE,
+            before=content(last) if last is not None else None,
+            after=before,
+            fingerprint=change.before_fingerprint,
+            attribution=workspace.Attribution(
+                note=OUTSIDE_NOTE if last is not None else FIRST_SEEN_NOTE
+            ),
+            agent=agent,
+            now=now,
+        )
+        row.save()
+        last = row
+
+    if change.op == "append":
+        op, after, appended = Op.APPEND, None, change.data
+    elif change.op == "delete":
+        op, after, appended = Op.DELETE, None, None
+    else:
+        op = Op.RESTORE if attribution.restored_from else Op.WRITE
+        after, appended = change.data, None
+    row = _new_row(
+        path,
+        last,
+        op=op,
+        before=before,
+        after=after,
+        appended=appended,
+        fingerprint=change.after_fingerprint,
+        attribution=attribution,
+        agent=agent,
+        now=now,
+    )
+    row.save()
+
+
+# --- reading ------------------------------------------------------------------------------
+
+
+def versions(*, path: str | None = None, agent: str | None = None) -> QuerySet[FileVersion]:
+    """Versions newest first (without their stored text), of one path and/or one agent's
+    files ("" = the user scope)."""
+    rows = FileVersion.objects.defer("data").order_by("-created_at", "-id")
+    if path is not None:
+        workspace.resolve(path)  # refuses a path outside the workspace (PathRefused, 422)
+        rows = FileVersion.objects.defer("data").filter(path=path).order_by("-seq")
+    if agent is not None:
+        rows = rows.filter(agent=agent)
+    return rows
+
+
+def get_version_or_404(version_id: int) -> FileVersion:
+    row = FileVersion.objects.filter(pk=version_id).first()
+    if row is None:
+        raise NotFound(f"No version {version_id}.")
+    return row
+
+
+def latest(path: str) -> FileVersion | None:
+    return FileVersion.objects.filter(path=path).order_by("-seq").first()
+
+
+# --- restore --------------------------------------------------------------------------------
+
+# After a restore, what depends on the file is refreshed: INDEX.md after a fact, the
+# vault's graph after a wiki page. Apps register (predicate, refresh(path)) pairs.
+_REFRESHERS: dict[str, tuple[Callable[[str], bool], Callable[[str], None]]] = {}
+
+
+def register_refresher(
+    name: str, applies: Callable[[str], bool], refresh: Callable[[str], None]
+) -> None:
+    """After restoring a path for which `applies(path)`, call `refresh(path)`."""
+    _REFRESHERS[name] = (applies, refresh)
+
+
+def restore(version: FileVersion, *, base_hash: str, by: str, via: str = "") -> FileVersion:
+    """Write the text of `version` again, as a new version, exactly once: the file must
+    still hash to `base_hash` (what the person looked at), else Conflict (409) and nothing
+    is written. Conflict too when the file already holds that text (nothing to restore).
+    InvalidInput (422) for a version in which the file did not exist, or no base_hash.
+    Returns the new version."""
+    if not isinstance(base_hash, str) or not base_hash:
+        raise InvalidInput("`base_hash` is required: the hash of the file as you saw it.")
+    if not version.exists:
+        raise InvalidInput(
+            f"Version {version.seq} of {version.path} is the file deleted: restore the "
+            "version before it instead."
+        )
+    text = content(version)
+    assert text is not None
+    path = version.path
+    with workspace.attributed(
+        actor=by, via=via, note=f"restore of version {version.seq}", restored_from=version.pk
+    ):
+        with workspace.locked(path):
+            current = workspace.bytes_hash(path)
+            if current != base_hash:
+                raise Conflict(f"{path} changed since you looked at it; reload and try again.")
+            if current == hashlib.sha256(text).hexdigest():
+                raise Conflict(f"{path} already holds the text of version {version.seq}.")
+            workspace.write_raw(path, text)
+            made = latest(path)
+    for name, (applies, refresh) in list(_REFRESHERS.items()):
+        if applies(path):
+            try:
+                refresh(path)
+            except Exception:  # the restore is written; a failed refresh must not hide it
+                logger.exception("refresh %s after restoring %s failed", name, path)
+    assert made is not None
+    return made
+
+
+# --- blame ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BlameLine:
+    number: int  # 1-based line of the current text
+    text: str
+    version: FileVersion | None  # None: the line is not in any recorded version
+
+
+def _replay(path: str) -> Iterable[tuple[FileVersion, bytes | None]]:
+    text: bytes | None = None
+    for row in FileVersion.objects.filter(path=path).order_by("seq").iterator(chunk_size=200):
+        text = _unpack(row.storage, row.data, text)
+        yield row, text
+
+
+def blame(path: str) -> list[BlameLine]:
+    """For each line of the file's current text, the version that last brought it in. Lines
+    of a text not yet recorded (changed by hand since the last write) have no version."""
+    lines: list[str] = []
+    owners: list[FileVersion | None] = []
+    for row, data in _replay(path):
+        new = (text_of(data) or "").splitlines()
+        if row.storage == APPEND and new[: len(lines)] == lines:
+            owners = owners + [row] * (len(new) - len(lines))
+        else:
+            carried: list[FileVersion | None] = []
+            for tag, i1, i2, j1, j2 in textdiff.line_opcodes(lines, new):
+                carried += owners[i1:i2] if tag == "equal" else [row] * (j2 - j1)
+            owners = carried
+        lines = new
+        row.data = b""  # keep the rows small: only their attribution is needed now
+    current = (workspace.read(path) or "").splitlines()
+    if current != lines:
+        carried = []
+        for tag, i1, i2, j1, j2 in textdiff.line_opcodes(lines, current):
+            carried += owners[i1:i2] if tag == "equal" else [None] * (j2 - j1)
+        owners, lines = carried, current
+    pairs = zip(lines, owners, strict=True)
+    return [BlameLine(n, line, owner) for n, (line, owner) in enumerate(pairs, 1)]
+
+
+# --- retention ------------------------------------------------------------------------------
+
+
+def prune(*, days: int | None = None, now: dt.datetime | None = None) -> int:
+    """Delete versions older than `days` (default MEMORY_HISTORY_DAYS), never a path's
+    newest one; the oldest version kept of a path becomes a whole snapshot first, so every
+    kept version can still be read. Returns how many rows were deleted. 0 days or less
+    keeps everything."""
+    days = settings.MEMORY_HISTORY_DAYS if days is None else days
+    if days <= 0:
+        return 0
+    cutoff = (now or timezone.now()) - dt.timedelta(days=days)
+    deleted = 0
+    paths = (
+        FileVersion.objects.filter(created_at__lt=cutoff).values_list("path", flat=True).distinct()
+    )
+    for path in list(paths):
+        with workspace.locked(path), transaction.atomic():
+            newest = latest(path)
+            old = FileVersion.objects.filter(path=path, created_at__lt=cutoff).exclude(pk=newest.pk)
+            last_old = old.order_by("-seq").first()
+            if last_old is None:
+                continue
+            keep = FileVersion.objects.filter(path=path, seq__gt=last_old.seq).order_by("seq")
+            first_kept = keep.first()
+            if first_kept is not None and first_kept.storage not in (FULL, NONE):
+                text = content(first_kept)
+                FileVersion.objects.filter(pk=first_kept.pk).update(
+                    storage=FULL, data=_pack(FULL, None, text), base_seq=first_kept.seq
+                )
+                # Later rows of the same chain now start from the new snapshot.
+                FileVersion.objects.filter(
+                    path=path, seq__gt=first_kept.seq, base_seq__lt=first_kept.seq
+                ).update(base_seq=first_kept.seq)
+            deleted += FileVersion.objects.filter(path=path, seq__lte=last_old.seq).delete()[0]
+    return deleted

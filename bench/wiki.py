@@ -17,7 +17,7 @@ reference measured in the same run:
 - a **page GET** (`get_page` with its links, as the API and the page view call it) right
   after an edit made in this process and with nothing changed — target ≤ 50 ms;
   reference: a stat and a read of the page file;
-- the lint report computed on read (`current_report`, what a GET of the report needs).
+- the lint report computed on read (`report`, what a GET of the report needs).
 
 Run: `.venv/bin/python bench/wiki.py --pages 20000` (options: --pages, --links-per-page,
 --runs, --keep).
@@ -211,7 +211,7 @@ def main() -> None:
             path = home / pages.get_page(agent, other).path
             page_reads.append(stat_and_read(path))
         # (before issue 17 the report was only computed with a refresh that wrote it)
-        report_on_read = getattr(pages, "current_report", pages.report)
+        report_on_read = pages.report
         for _ in range(args.runs):
             reports.append(timed(lambda: report_on_read(agent))[0])
         rows.append(("one-page edit (save + rebuild)", edits, EDIT_TARGET))

@@ -3,15 +3,39 @@ script store and API tokens. Memory content is edited through the files (REST, p
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin
 from django.http import HttpRequest
 from django.utils.html import format_html
 
+from memory.errors import InvalidInput
+from memory.jobs.schedules import validate_cron
 from memory.models import Agent, ApiToken, FileVersion, Run, ScriptEntry
+
+
+class AgentForm(forms.ModelForm):
+    """The API's rules in the admin: the id as typed (never trimmed: "x\n" is refused,
+    not saved as "x"), and a cron that fires (validated before anything is saved)."""
+
+    class Meta:
+        model = Agent
+        fields = ["id", "name", "is_default", "autonomous", "memory_consolidate"]
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        if "id" in self.fields:
+            self.fields["id"].strip = False
+
+    def clean_memory_consolidate(self) -> str:
+        try:
+            return validate_cron(self.cleaned_data.get("memory_consolidate") or "")
+        except InvalidInput as exc:
+            raise forms.ValidationError(exc.message) from None
 
 
 @admin.register(Agent)
 class AgentAdmin(admin.ModelAdmin):
+    form = AgentForm
     list_display = ["id", "name", "is_default", "autonomous", "memory_consolidate", "created_at"]
     list_filter = ["is_default", "autonomous"]
     search_fields = ["id", "name"]

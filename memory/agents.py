@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import logging
+
 from django.db import IntegrityError, transaction
 
 from memory import workspace
-from memory.errors import Conflict, NotFound, PathRefused
+from memory.errors import Conflict, DomainError, NotFound, PathRefused
 from memory.models import Agent
+
+log = logging.getLogger(__name__)
 
 DEFAULT_AGENT_ID = "master"
 MEMORY_FILE = "MEMORY.md"
@@ -71,14 +75,62 @@ def memory_file(agent: Agent) -> str:
     return agent.path(memory_file_name(agent))
 
 
-def ensure_agent_dirs(agent: Agent) -> None:
+def dir_problems(agent: Agent) -> list[str]:
+    """Why the agent's dir cannot be used, in words for the owner ([] when it can).
+    Looks only, writes nothing: the agent dir (for a non-default agent), `MEMORY.md` and
+    `memory/` must not be symbolic links (links inside the workspace are never followed,
+    SPEC §1, docs/decisions.md), and each must be what it is named (a folder, a file)."""
+    problems: list[str] = []
+    wanted = [("memory", "dir"), (memory_file_name(agent), "file")]
+    checks = [(part, "dir") for part in _dir_parts(agent)] + [
+        (agent.path(name), kind) for name, kind in wanted
+    ]
+    for rel, kind in checks:
+        try:
+            found = workspace.kind_of(rel)
+        except DomainError as exc:
+            problems.append(f"{rel}: {exc.message}")
+            break
+        if found == "link":
+            problems.append(
+                f"{rel} is a symbolic link (to {workspace.is_link(rel)}). Links inside the "
+                "workspace are not followed, so this agent's files there are refused; move "
+                "the real folder or file to this place (README: symbolic links)."
+            )
+            break  # everything below a link is refused for the same reason
+        if found not in ("missing", kind):
+            what = "a folder" if kind == "dir" else "a file"
+            problems.append(f"{rel} is not {what}, so it cannot hold this agent's memory.")
+            break
+    return problems
+
+
+def _dir_parts(agent: Agent) -> list[str]:
+    # "agents" and "agents/<id>" for a non-default agent; the default agent's dir is the
+    # workspace root itself (which may be a link: it is resolved once, at the root).
+    return ["agents", agent.dir] if agent.dir else []
+
+
+def ensure_agent_dirs(agent: Agent) -> list[str]:
     """Create the agent dir with its MEMORY.md and memory/ (SPEC §1). An existing
     MEMORY.md is never touched; a new one is empty (an empty file is left out of the
     prompt, as a missing one is). Where `memory.md` stands for MEMORY.md, no MEMORY.md is
-    created beside it: OpenClaw would then load the empty one instead."""
-    workspace.ensure_dir(agent.path("memory"))
-    if memory_file_name(agent) == MEMORY_FILE:
-        workspace.create(agent.path(MEMORY_FILE))
+    created beside it: OpenClaw would then load the empty one instead.
+
+    Never raises for the workspace's state: an agent dir that cannot be used (a symbolic
+    link, a file where a folder should be, a read-only or full disk) is logged with the
+    reason and returned as problems, so start-up always completes (issue 12)."""
+    problems = dir_problems(agent)
+    if not problems:
+        try:
+            workspace.ensure_dir(agent.path("memory"))
+            if memory_file_name(agent) == MEMORY_FILE:
+                workspace.create(agent.path(MEMORY_FILE))
+        except DomainError as exc:
+            problems = [exc.message]
+    for problem in problems:
+        log.warning("agent %s: %s", agent.id, problem)
+    return problems
 
 
 def on_agent_saved(sender: type[Agent], instance: Agent, created: bool, **kwargs) -> None:
@@ -87,7 +139,17 @@ def on_agent_saved(sender: type[Agent], instance: Agent, created: bool, **kwargs
         ensure_agent_dirs(instance)
 
 
-def ensure_all_dirs() -> None:
-    workspace.ensure_dir("users/owner/facts")
+def ensure_all_dirs() -> dict[str, list[str]]:
+    """ensure_agent_dirs for every agent (and the user scope's folder). Returns the
+    problems found, by agent id ("" for the user scope); logged, never raised."""
+    problems: dict[str, list[str]] = {}
+    try:
+        workspace.ensure_dir("users/owner/facts")
+    except DomainError as exc:
+        log.warning("the user scope: %s", exc.message)
+        problems[""] = [exc.message]
     for agent in Agent.objects.all():
-        ensure_agent_dirs(agent)
+        found = ensure_agent_dirs(agent)
+        if found:
+            problems[agent.id] = found
+    return problems

@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import logging
 import sys
 from dataclasses import dataclass
 
@@ -56,7 +57,7 @@ from django.conf import settings
 from django.db import transaction
 
 from memory import clock, facts, notes, workspace
-from memory.errors import InvalidInput
+from memory.errors import InvalidInput, PathRefused
 from memory.models import Agent, ContextTurn, NoteCursor
 from memory.text import cap, fence_mark
 
@@ -66,6 +67,18 @@ MEMORY_CAP = 24000
 NEW_SINCE_LABEL = "(new since last shown)"
 CHAT_KINDS = ("direct", "group")
 MAX_CONVERSATION_CHARS = 200
+
+log = logging.getLogger(__name__)
+
+
+def _readable(read, rel: str):
+    """`read(rel)`, or None when the path is refused (a symbolic link, SPEC §1): one file
+    that cannot be read is left out of the prompt, the rest is served (issue 10.14)."""
+    try:
+        return read(rel)
+    except PathRefused as exc:
+        log.warning("left out of the prompt: %s", exc.message)
+        return None
 
 
 def _section(title: str, text: str | None, limit: int) -> str | None:
@@ -84,7 +97,7 @@ def system_sections(agent: Agent, *, capped: bool = True) -> list[tuple[str, str
         ("INDEX.md", facts.INDEX_PATH, INDEX_CAP),
         (notes.memory_file_name(agent), notes.memory_path(agent), MEMORY_CAP),
     ):
-        section = _section(title, workspace.read(path), limit if capped else unlimited)
+        section = _section(title, _readable(workspace.read, path), limit if capped else unlimited)
         if section:
             found.append((title, path, section))
     return found
@@ -114,10 +127,14 @@ def _sha(data: bytes) -> str:
 
 def _read_note_bytes(agent: Agent, name: str) -> bytes | None:
     rel = notes.note_path(agent, name)
-    # Under the note's lock: memory_save appends whole lines under it, so we never see
-    # half a line (or half a UTF-8 character).
-    with workspace.locked(rel):
-        return workspace.read_bytes_from(rel, 0)
+
+    def read(rel: str) -> bytes | None:
+        # Under the note's (shared) lock: memory_save appends whole lines under it, so we
+        # never see half a line (or half a UTF-8 character).
+        with workspace.locked(rel, shared=True):
+            return workspace.read_bytes_from(rel, 0)
+
+    return _readable(read, rel)
 
 
 def _recent_plain_notes(on: dt.date) -> list[str]:
@@ -153,7 +170,8 @@ class _Piece:
 
 
 def _piece(name: str, data: bytes, *, start: int, new_only: bool) -> _Piece | None:
-    text = data[start:].decode("utf-8", errors="replace").rstrip("\n")
+    # As the workspace hands text out: "\n" endings, no BOM, bad bytes as U+FFFD.
+    text = workspace.decode(data[start:]).rstrip("\n")
     if not text.strip():
         return None
     return _Piece(name, text, data[:start].count(b"\n") + 1, new_only)

@@ -45,3 +45,25 @@ class Forbidden(DomainError):
 class TooLarge(DomainError):
     status_code = 413
     code = "too_large"
+
+
+class DiskFull(DomainError):
+    """The workspace's disk (or quota) is full: nothing was written (507)."""
+
+    status_code = 507
+    code = "disk_full"
+
+
+class WorkspaceReadOnly(DomainError):
+    """The workspace cannot take writes (a read-only mount, no permission): nothing was
+    written, reads still work (503)."""
+
+    status_code = 503
+    code = "read_only"
+
+
+class WorkspaceBusy(DomainError):
+    """A file lock could not be had in time: nothing was written; try again (503)."""
+
+    status_code = 503
+    code = "busy"

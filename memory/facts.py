@@ -49,6 +49,7 @@ class Fact:
     updated: str  # YYYY-MM-DD as written in the file ("" when missing)
     body: str
     stale: bool
+    invalid_utf8: bool = False  # the file has bytes that are not UTF-8 (read as U+FFFD)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -188,7 +189,7 @@ def render_fact(
     return dump_frontmatter(meta, normalise_newlines(body))
 
 
-def parse_fact(name: str, text: str) -> Fact:
+def parse_fact(name: str, text: str, *, invalid_utf8: bool = False) -> Fact:
     """A Fact from a file's text. The file name is the identity: a `name` in the
     frontmatter that disagrees is ignored. Missing fields read as ""."""
     meta, body = parse_frontmatter(text)
@@ -202,13 +203,14 @@ def parse_fact(name: str, text: str) -> Fact:
         updated=updated,
         body=body.strip("\n"),
         stale=is_stale(updated),
+        invalid_utf8=invalid_utf8,
     )
 
 
 def get_fact(name: str) -> Fact | None:
     """The fact called `name`, or None. InvalidInput for a name that is not a slug."""
-    text = workspace.read(fact_path(name))
-    return None if text is None else parse_fact(name, text)
+    found = workspace.read_file(fact_path(name))
+    return None if found is None else parse_fact(name, found.text, invalid_utf8=found.invalid_utf8)
 
 
 def get_fact_or_404(name: str) -> Fact:
@@ -241,9 +243,9 @@ def facts_listing(*, offset: int = 0, limit: int | None = None) -> Listing[Fact]
     names = _fact_names()
     facts = []
     for name in names[page_bounds(offset, limit)]:
-        text = workspace.read(fact_path(name))
-        if text is not None:  # deleted since the listing
-            facts.append(parse_fact(name, text))
+        found = workspace.read_file(fact_path(name))
+        if found is not None:  # deleted since the listing
+            facts.append(parse_fact(name, found.text, invalid_utf8=found.invalid_utf8))
     return Listing(facts, len(names))
 
 
@@ -277,7 +279,7 @@ def index_text(facts: list[Fact]) -> str:
 #   in the volume's own clock, less a second for clock ticks and writes in progress.
 #
 # Writes through the app (save_fact, forget_fact, update_index after a proposal) hold
-# INDEX.md's lock and change the file by their lines, so INDEX.md is exact after each; a
+# the facts' group guard and change the file by their lines, so INDEX.md is exact after each; a
 # change made outside the app shows at the first fact write MEMORY_RECONCILE_SECONDS
 # after it, or earlier (a hand edit racing an app write within one clock tick of the
 # directory included). The state file is derived: lost or stale, it costs one
@@ -331,7 +333,7 @@ def _plan_index(pending: dict[str, str | None]) -> tuple[bytes, dict]:
     """(INDEX.md's new bytes, the state to keep) with `pending` applied — {name: the text
     its fact file now has or is about to get, or None for a fact that is or is about to
     be gone} — and whatever the checks above find. Reads; writes nothing. Caller holds
-    INDEX.md's lock."""
+    the facts' guard."""
     state = _read_index_state()
     current = workspace.read_bytes_from(INDEX_PATH, 0) or b""
     now = time.time()
@@ -392,7 +394,7 @@ def _plan_index(pending: dict[str, str | None]) -> tuple[bytes, dict]:
 def _write_index(new: bytes, state: dict, *, also: dict[str, str] | None = None) -> None:
     """Write INDEX.md (removed when empty: a missing file is simply absent from the
     prompt) together with `also` ({path: text}, e.g. the fact itself, fsynced with it),
-    then the state. Caller holds INDEX.md's lock."""
+    then the state. Caller holds the facts' guard."""
     texts: dict[str, str | bytes] = dict(also or {})
     current = workspace.read_bytes_from(INDEX_PATH, 0)
     if new and current != new:
@@ -409,7 +411,7 @@ def update_index(names: list[str] | tuple[str, ...] = ()) -> None:
     """Bring INDEX.md up to date after the facts `names` were written or deleted outside
     save_fact / forget_fact (an approved or undone proposal): their lines change, and the
     checks above run. Hand edits of INDEX.md are overwritten."""
-    with workspace.locked(INDEX_PATH):
+    with workspace.guarded(FACTS_DIR):
         pending = {name: workspace.read(fact_path(name)) for name in names}
         _write_index(*_plan_index(pending))
 
@@ -417,7 +419,7 @@ def update_index(names: list[str] | tuple[str, ...] = ()) -> None:
 def regenerate_index() -> None:
     """Rewrite INDEX.md whole from every fact file (hand edits are overwritten). With no
     facts left the file is removed: a missing file is simply absent from the prompt."""
-    with workspace.locked(INDEX_PATH):
+    with workspace.guarded(FACTS_DIR):
         workspace.delete(INDEX_STATE_PATH)  # trust nothing: read every fact
         _write_index(*_plan_index({}))
 
@@ -441,7 +443,7 @@ def save_fact(
         written_by=written_by,
         source=source,
     )
-    with workspace.locked(INDEX_PATH):
+    with workspace.guarded(FACTS_DIR):
         index, state = _plan_index({name: text})
         # The fact and its INDEX.md line are fsynced together.
         _write_index(index, state, also={fact_path(name): text})
@@ -451,7 +453,7 @@ def save_fact(
 def forget_fact(name: str) -> None:
     """Delete a fact and regenerate INDEX.md. NotFound (404) when there is no such fact."""
     rel = fact_path(name)
-    with workspace.locked(INDEX_PATH):
+    with workspace.guarded(FACTS_DIR):
         if not workspace.delete(rel):
             raise NotFound(f"No fact {name!r}.")
         _write_index(*_plan_index({name: None}))

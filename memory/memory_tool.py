@@ -104,14 +104,26 @@ def _numbered(lines: list[str], start: int) -> str:
 
 
 def _read_file(agent: Agent, path: str, rel: str) -> tuple[str, str]:
-    """(workspace path, text) of a memory file, or the refusal Claude expects."""
+    """(text, hash) of a memory file from one read, or the refusal Claude expects."""
     ws_rel = reading.resolve_memory_path(agent, rel)
     if rel.startswith("users/"):  # a fact is readable by memory_get, but not a /memories file
         raise NotFound(f"The path {path} does not exist. Please provide a valid path.")
-    text = workspace.read(ws_rel)
-    if text is None:
+    found = workspace.read_file_locked(ws_rel)
+    if found is None:
         raise NotFound(f"The path {path} does not exist. Please provide a valid path.")
-    return ws_rel, text
+    return found.text, found.hash
+
+
+def _read_to_edit(agent: Agent, path: str, rel: str) -> tuple[str, str]:
+    """_read_file() for an edit. A file with bytes that are not UTF-8 is refused: the
+    edit would write U+FFFD where those bytes are, changing more than Claude asked."""
+    text, digest = _read_file(agent, path, rel)
+    if digest != workspace.hash_text(text):
+        raise InvalidInput(
+            f"{path} has bytes that are not UTF-8 text (shown as \ufffd); it cannot be edited "
+            "here without losing them. Ask the owner to fix the file."
+        )
+    return text, digest
 
 
 def view(agent: Agent, path: str, view_range: object = None) -> Answer:
@@ -121,7 +133,7 @@ def view(agent: Agent, path: str, view_range: object = None) -> Answer:
         if files is None:
             raise NotFound(f"The path {path} does not exist. Please provide a valid path.")
         return Answer(_view_directory(agent, path, rel, files))
-    _, text = _read_file(agent, path, rel)
+    text, _ = _read_file(agent, path, rel)
     lines = text.split("\n")
     start = 1
     if view_range is not None:
@@ -174,7 +186,7 @@ def str_replace(
     rel = _relative(path)
     if not isinstance(old_str, str) or not old_str or not isinstance(new_str, str):
         raise InvalidInput("`old_str` (not empty) and `new_str` must be strings.")
-    _, text = _read_file(agent, path, rel)
+    text, digest = _read_to_edit(agent, path, rel)
     count = text.count(old_str)
     if count == 0:
         raise InvalidInput(
@@ -191,7 +203,7 @@ def str_replace(
         )
     changed_at = text[: text.find(old_str)].count("\n")
     new_text = text.replace(old_str, new_str)
-    proposal = _write(agent, rel, new_text, base_hash=workspace.hash_text(text), source=source)
+    proposal = _write(agent, rel, new_text, base_hash=digest, source=source)
     if proposal is not None:
         return _proposed(proposal, path)
     new_lines = new_text.split("\n")
@@ -211,7 +223,7 @@ def insert(
         raise InvalidInput("`insert_line` must be an integer.")
     if not isinstance(insert_text, str):
         raise InvalidInput("`insert_text` must be a string.")
-    _, text = _read_file(agent, path, rel)
+    text, digest = _read_to_edit(agent, path, rel)
     lines = text.splitlines()
     if not 0 <= insert_line <= len(lines):
         raise InvalidInput(
@@ -220,7 +232,7 @@ def insert(
         )
     lines.insert(insert_line, insert_text.rstrip("\n"))
     new_text = "\n".join(lines) + "\n"
-    proposal = _write(agent, rel, new_text, base_hash=workspace.hash_text(text), source=source)
+    proposal = _write(agent, rel, new_text, base_hash=digest, source=source)
     if proposal is not None:
         return _proposed(proposal, path)
     return Answer(f"The file {path} has been edited.")

@@ -8,6 +8,7 @@ name can never point outside `memory/`.
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from dataclasses import dataclass, field
 
 from memory import agents, workspace
@@ -22,6 +23,8 @@ from memory.text import (
     note_day,
     parse_note_name,
 )
+
+log = logging.getLogger(__name__)
 
 MEMORY_FILE = agents.MEMORY_FILE
 MEMORY_ALT_FILE = agents.MEMORY_ALT_FILE
@@ -338,7 +341,9 @@ class NotesBlock:
     files — what a run records, so the next one can tell whether anything is new (judged
     by content: a clone or a sync gives every file a new mtime); `newest_mtime`: the
     newest modification time (epoch seconds) among them, None when there are none;
-    `cut`: True when the budget cut a day short or left days out.
+    `cut`: True when the budget cut a day short or left days out; `unreadable`: notes of
+    the window left out because they could not be read as text (bytes that are not
+    UTF-8, a symbolic link), each with why.
     """
 
     text: str
@@ -347,6 +352,11 @@ class NotesBlock:
     newest_mtime: float | None = None
     cut: bool = False
     hashes: dict[str, str] = field(default_factory=dict)
+    unreadable: list[tuple[str, str]] = field(default_factory=list)
+
+    def left_out(self) -> list[str]:
+        """One reason per unreadable note, for a run's reasons (a person reads them)."""
+        return [f"left out {NOTES_DIR}/{name}: {why}" for name, why in self.unreadable]
 
 
 def _note_piece(name: str, text: str) -> tuple[str, str, str]:
@@ -443,6 +453,7 @@ def read_notes_block(
     hashes: dict[str, str] = {}
     newest: float | None = None
     cut = False
+    unreadable: list[tuple[str, str]] = []
     for day in sorted(by_day, reverse=True):
         infos = sorted(
             by_day[day], key=lambda info: (info.name != f"{day.isoformat()}.md", info.name)
@@ -451,9 +462,19 @@ def read_notes_block(
         for info in infos:
             # The name came from the listing of memory/ (no separator, no link): read it
             # as it is, whatever form of name it has.
-            body = workspace.read(agent.path(f"{NOTES_DIR}/{info.name}"))
-            if body is not None:
-                texts.append((info, body))
+            try:
+                found = workspace.read_file(agent.path(f"{NOTES_DIR}/{info.name}"))
+            except PathRefused as exc:
+                unreadable.append((info.name, exc.message))
+                continue
+            if found is None:
+                continue
+            if found.invalid_utf8:
+                # The model would read U+FFFD and might rewrite it into MEMORY.md: the
+                # run goes on without this note and says so (issue 10.6).
+                unreadable.append((info.name, "it has bytes that are not UTF-8 text"))
+                continue
+            texts.append((info, found.text))
         if not texts:
             continue
         pairs = [(info.name, body) for info, body in texts]
@@ -476,7 +497,9 @@ def read_notes_block(
             newest = mtime if newest is None else max(newest, mtime)
         if cut:
             break
-    return NotesBlock(text, included_days, names, newest, cut, hashes)
+    for name, why in unreadable:
+        log.warning("notes block of %s: left out %s: %s", agent.id, name, why)
+    return NotesBlock(text, included_days, names, newest, cut, hashes, unreadable)
 
 
 def write_memory_file(agent: Agent, rel: str, body: str, *, base_hash: str | None = None) -> None:

@@ -12,10 +12,11 @@ What may be read, by a path relative to the agent dir (facts: relative to the ho
 
 Anything else is PathRefused (422) before a byte is read: `..`, `.` or empty parts,
 absolute paths, backslashes, NUL and other control characters, `%` (an encoded path is an
-attack or a mistake, never a memory file name), characters NFKC would change (fullwidth
-`．` or `／`), hidden parts, names not ending in `.md`, another agent's files, USER.md and
-INDEX.md (both are whole in the prompt already), and any path through a symbolic link
-(the workspace module refuses links below the home, as search and the listings skip them).
+attack or a mistake, never a memory file name), characters NFKC would change beyond
+composing them (fullwidth `．` or `／`; an NFD name is its NFC name), hidden parts,
+names not ending in `.md`, another agent's files, USER.md and INDEX.md (both are whole in
+the prompt already), and any path through a symbolic link (the workspace module refuses
+links below the home, as search and the listings skip them).
 """
 
 from __future__ import annotations
@@ -46,8 +47,12 @@ def _check_shape(path: object) -> str:
         raise PathRefused("The path contains a control character.")
     if "%" in path:
         raise PathRefused(f"Paths are not URL-encoded: {path!r}.")
-    if unicodedata.normalize("NFKC", path) != path:
+    # One spelling in, the file out: a decomposed name (NFD, as macOS writes it) is the
+    # same name as the composed one; only compatibility forms (fullwidth `．`) are refused.
+    composed = unicodedata.normalize("NFC", path)
+    if unicodedata.normalize("NFKC", path) != composed:
         raise PathRefused(f"The path has characters that are not plain: {path!r}.")
+    path = composed
     if "\\" in path or path.startswith("/") or (len(path) > 1 and path[1] == ":"):
         raise PathRefused(
             f"Use a path relative to your agent dir, as memory_search shows it: {path!r}."
@@ -125,9 +130,14 @@ def read_memory_file(
     MAX_LINES lines and MAX_CHARS characters, followed by a hint of the from_line to
     continue from when the file goes on. Raises PathRefused (nothing read) or NotFound.
     """
-    text = _read_text(agent, path)
-    if text is None:
+    found = _read_found(agent, path)
+    if found is None:
         raise NotFound(f"No such memory file: {path}.")
+    text, invalid_utf8 = found
+    # Said after the page (never before it: line numbers stay the file's).
+    bad_bytes = (
+        f"[{path} has bytes that are not UTF-8 text; they read as \ufffd]" if invalid_utf8 else ""
+    )
     # Lines are "\n"-separated exactly as search numbers them, so from_line=N reads the
     # line a `[path:N]` hit names (str.splitlines would also split on U+2028, NEL…).
     all_lines = io.StringIO(text).readlines()  # splits on "\n" only
@@ -139,7 +149,15 @@ def read_memory_file(
         return f"[{path} has {total} lines; there is nothing from line {start}]"
     if lines is not None:
         return "".join(all_lines[start - 1 : start - 1 + lines])
+    page = _page(all_lines, start, total)
+    if bad_bytes:
+        page = (page if page.endswith("\n") else page + "\n") + bad_bytes
+    return page
 
+
+def _page(all_lines: list[str], start: int, total: int) -> str:
+    """At most MAX_LINES lines / MAX_CHARS characters from line `start`, with the hint of
+    where to go on."""
     chunk: list[str] = []
     size = 0
     cut_line = False
@@ -167,13 +185,22 @@ def read_memory_file(
     return body
 
 
-def _read_text(agent: Agent, path: str) -> str | None:
-    """The text of a path memory_get may read: the agent's memory file, a fact, or a file
-    of the extra paths (MEMORY_EXTRA_PATHS, shown as `extra/...`). None when missing."""
+def _read_found(agent: Agent, path: str) -> tuple[str, bool] | None:
+    """(text, whether it had bytes that are not UTF-8) of a path memory_get may read: the
+    agent's memory file, a fact, or a file of the extra paths (MEMORY_EXTRA_PATHS, shown
+    as `extra/...`). None when missing."""
     if workspace.is_extra_path(path):
         _check_shape(path)
-        return workspace.read_extra(path)
-    return workspace.read(resolve_memory_path(agent, path))
+        text = workspace.read_extra(path)
+        return None if text is None else (text, "\ufffd" in text)
+    found = workspace.read_file(resolve_memory_path(agent, path))
+    return None if found is None else (found.text, found.invalid_utf8)
+
+
+def _read_text(agent: Agent, path: str) -> str | None:
+    """The text of a path memory_get may read (see _read_found). None when missing."""
+    found = _read_found(agent, path)
+    return None if found is None else found[0]
 
 
 def list_extra_files() -> list[str]:

@@ -276,6 +276,32 @@ def parse_note_name(name: str) -> tuple[dt.date, str]:
     return date, (suffix or "")[1:]
 
 
+# --- text that can be stored ------------------------------------------------------------
+
+
+def refuse_unencodable(value: object, where: str = "text") -> None:
+    """InvalidInput (422) when any string in `value` (a str, or lists and dicts of them,
+    keys included) is not valid Unicode text — a lone surrogate such as JSON's "\ud800",
+    which no UTF-8 file can hold and which YAML would write as an escape that breaks the
+    file when read back. Walked without recursion."""
+    pending: list[tuple[object, str]] = [(value, where)]
+    while pending:
+        item, place = pending.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                raise InvalidInput(
+                    f"{place} is not valid Unicode text (it holds a lone surrogate)."
+                ) from None
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                pending.append((key, place))
+                pending.append((child, f"{place}.{key}" if isinstance(key, str) else place))
+        elif isinstance(item, list | tuple):
+            pending.extend((child, f"{place}[{index}]") for index, child in enumerate(item))
+
+
 # Names other tools give notes of a day, as found in real OpenClaw workspaces:
 # `2026-03-22-zhiji-E001` (a suffix with capitals), `2026-01-05_1030` (an underscore).
 # Letters, digits, `-` and `_` only, so such a name still never leaves its directory.
@@ -329,7 +355,10 @@ def yaml_plain(value: object) -> object:
 
 
 def dump_frontmatter(meta: dict, body: str) -> str:
-    """Markdown text with YAML frontmatter (keys in the given order), ending in a newline."""
+    """Markdown text with YAML frontmatter (keys in the given order), ending in a newline.
+    InvalidInput for text that is not valid Unicode (refuse_unencodable)."""
+    refuse_unencodable(meta, "frontmatter")
+    refuse_unencodable(body, "body")
     header = yaml.safe_dump(meta, allow_unicode=True, sort_keys=False, default_flow_style=False)
     body = body.strip("\n")
     return f"---\n{header}---\n\n{body}\n" if body else f"---\n{header}---\n"

@@ -35,6 +35,7 @@ from memory import workspace
 from memory.errors import InvalidInput, NotFound
 from memory.models import Agent
 from memory.presence import refuse_source_argument
+from memory.text import refuse_unencodable
 
 PROMPTS_DIR = Path(__file__).resolve().parent / "prompts" / "tools"
 
@@ -309,6 +310,9 @@ def call_tool_result(
     if problems:
         raise InvalidInput(" ".join(problems), errors=problems)
     source = validate_source(source)
+    # Every interface (REST, MCP, provider loops) passes here: text that no file can hold
+    # is 422 before the tool runs, as DRF's fields already refuse it for the REST API.
+    refuse_unencodable(arguments, "arguments")
     # Versions of the files the tool changes name this agent and the call's source.
     actor = source if source.startswith("job:") else f"agent:{agent.id}"
     with workspace.attributed(actor=actor, source=source, via="tool"):

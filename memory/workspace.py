@@ -4,38 +4,56 @@ Everyone else passes workspace-relative POSIX paths ("users/owner/USER.md",
 "agents/helper/memory/2026-11-30.md"). This module
 
 - resolves each path and refuses any that escapes the root, also through symlinks
-  (PathRefused, nothing read or written);
+  (PathRefused, nothing read or written). A name is one name whatever its Unicode
+  spelling: macOS writes `sách.md` decomposed (NFD), a client sends it composed (NFC);
+  both find the file that is there, and a new file is created composed;
 - writes atomically: a temp file in the same directory, fsync, os.replace, fsync of the
-  directory — a reader sees the old text or the new, never half;
-- serialises every change of one file with a cross-process lock (fcntl.flock on a lock
-  file under `.memory-locks/`). Appends open the file *after* taking the lock, and
-  rewrites take the same lock, so an append racing a rewrite is never lost. The lock is
-  re-entrant within a thread, so `with locked(path): ... write(path, ...)` works;
-- returns content hashes (sha256 of the UTF-8 text) so callers can detect a changed base;
+  directory — a reader sees the old text or the new, never half. A rewrite keeps the
+  file's mode; a new file gets 0666 & ~umask (the kernel applies the umask);
+- appends whole or not at all: the line is encoded first and written with one write();
+  a short write or an error (disk full) truncates the file back to its previous size
+  under the lock, so no half line is ever left;
+- serialises every change of one file with a cross-process lock (fcntl.flock). Locks are
+  a fixed pool of stripe files under `.memory-locks/` (a file's stripe is a hash of its
+  path), so the directory never grows with the number of files. Appends open the file
+  *after* taking the lock, and rewrites take the same lock, so an append racing a
+  rewrite is never lost. Re-entrant within a thread. Group guards (`guarded`) are a
+  second, separate pool for operations over a set of files (the facts and INDEX.md, a
+  wiki vault); see `locked` for the order rules that keep two stripes from deadlocking;
+- keeps each file's style: text is handed out as str with "\\n" line endings and no
+  byte-order mark; a file that has CRLF line endings or a BOM on disk keeps them on every
+  rewrite and append (SPEC §1's "\\n" is what new files get and what the prompt reads);
+- never fails a read on bytes that are not UTF-8: they read as U+FFFD, and read_file()
+  says so (`invalid_utf8`), so interfaces can tell the person;
+- turns a full disk into DiskFull (507) and a read-only or unwritable workspace into
+  WorkspaceReadOnly (503), naming the file that was not written; reads keep working on a
+  read-only workspace (they never create a lock file or anything else);
+- returns content hashes so callers can detect a changed base: sha256 of the text as
+  read (UTF-8, "\\n" endings, no BOM), or of the raw bytes for a file that is not UTF-8;
 - tells every change to the hooks registered with `on_change` (the file history records
   versions from them), inside the file's lock, with who made it: the `Attribution` the
   operations and interfaces set with `attributed(...)` (a context variable, so it follows
-  the request, the task or the thread that writes). Nothing here imports a model.
+  the request, the task or the thread that writes). Nothing here imports a model;
 - records every write, append and delete in the change log (`.memory-changes/`, below),
   so a search index on any host that mounts the workspace learns of it at its next query.
-
-All text is UTF-8 with "\\n" line endings.
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import errno
 import fcntl
 import hashlib
 import logging
 import os
 import re
+import secrets
 import stat as stat_module
-import tempfile
 import threading
+import time
 import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -43,23 +61,63 @@ from typing import NamedTuple
 
 from django.conf import settings
 
-from memory.errors import Conflict, PathRefused
+from memory.errors import (
+    Conflict,
+    DiskFull,
+    InvalidInput,
+    PathRefused,
+    WorkspaceBusy,
+    WorkspaceReadOnly,
+)
+
+log = logging.getLogger(__name__)
+logger = log
 
 LOCK_DIR = ".memory-locks"
 CHANGES_DIR = ".memory-changes"
 CHANGES_SEGMENT_BYTES = 1 << 20  # a segment of the change log is closed past this size
 CHANGES_KEEP = 16  # segments kept; a reader further behind rescans everything
 ABSENT = "absent"  # the hash of a file that does not exist
+BOM = b"\xef\xbb\xbf"
+# The lock pool: FILE_STRIPES locks for files, GUARD_STRIPES for groups of files. Two
+# paths on one stripe merely wait for each other; the directory holds at most these
+# files (plus .gitignore), however many memory files there are.
+FILE_STRIPES = 256
+GUARD_STRIPES = 16
+# A thread that holds a file stripe and needs a lower one may not wait for it blindly
+# (another thread may hold that one and wait for ours): it polls for this long, then
+# gives up with WorkspaceBusy. Never reached by the code here (see `locked`).
+OUT_OF_ORDER_WAIT_SECONDS = 30.0
+# A temp file of a write is renamed over its target within milliseconds; one older than
+# this was left by a write that was killed, and start-up removes it.
+STALE_TEMP_SECONDS = 600
+MAX_NAME_BYTES = 255  # one path component, as every Linux file system allows
+MAX_PATH_BYTES = 3000  # the whole relative path (PATH_MAX is 4096 with the root)
+STYLE_PEEK_BYTES = 64 * 1024  # how much of a file is read to learn its line endings
+
+_TEMP_RE = re.compile(r"^\..+\.[0-9a-f]{16}\.tmp$")
+_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+_DENIED = {errno.EACCES, errno.EPERM}
 
 _held = threading.local()
-logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
 class FileInfo:
-    path: str  # workspace-relative
+    path: str  # workspace-relative, composed (NFC)
     size: int
     mtime: float
+
+
+class FileText(NamedTuple):
+    """One file as read: `text` with "\\n" line endings and no BOM (bytes that are not
+    UTF-8 as U+FFFD), its hash, and what the file looks like on disk."""
+
+    text: str
+    hash: str
+    invalid_utf8: bool  # some bytes were not UTF-8 and read as U+FFFD
+    bom: bool  # the file starts with a UTF-8 byte-order mark
+    crlf: bool  # its line endings are CRLF (judged by its first line)
 
 
 def root() -> Path:
@@ -71,38 +129,109 @@ def hash_text(text: str | None) -> str:
     """sha256 of the text, or ABSENT for a file that does not exist."""
     if text is None:
         return ABSENT
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
+
+
+# --- paths -----------------------------------------------------------------------------
 
 
 def _check_relative(rel: str) -> str:
+    """The composed (NFC) spelling of a relative path, or PathRefused."""
     if not isinstance(rel, str) or not rel:
         raise PathRefused("Empty path.")
     if "\x00" in rel:
         raise PathRefused("Path contains a NUL byte.")
+    composed = rel if rel.isascii() else unicodedata.normalize("NFC", rel)
     # Fullwidth dots and slashes fold to ASCII ones under NFKC; refuse them instead of
-    # letting another layer interpret them later.
-    if unicodedata.normalize("NFKC", rel) != rel:
+    # letting another layer interpret them later. (NFD and NFC spell the same name and
+    # are both accepted: NFKC of either is the composed form.)
+    if not rel.isascii() and unicodedata.normalize("NFKC", rel) != composed:
         raise PathRefused(f"Path has characters that are not plain: {rel!r}.")
     if "\\" in rel or rel.startswith("/") or (len(rel) > 1 and rel[1] == ":"):
         raise PathRefused(f"Path must be relative to the workspace: {rel!r}.")
-    parts = rel.split("/")
+    parts = composed.split("/")
     if any(part in ("", ".", "..") for part in parts):
         raise PathRefused(f"Path may not contain empty, '.' or '..' parts: {rel!r}.")
-    return rel
+    try:
+        encoded = [part.encode("utf-8") for part in parts]
+    except UnicodeEncodeError:
+        raise PathRefused(f"Path is not valid Unicode text: {rel!r}.") from None
+    if any(len(part) > MAX_NAME_BYTES for part in encoded):
+        raise PathRefused(
+            f"A name in the path is longer than {MAX_NAME_BYTES} bytes: {rel[:80]!r}…."
+        )
+    if sum(len(part) + 1 for part in encoded) > MAX_PATH_BYTES:
+        raise PathRefused(f"The path is longer than {MAX_PATH_BYTES} bytes.")
+    return composed
+
+
+def _spelled_on_disk(base: Path, composed: str) -> Path:
+    """`base / composed` with each name spelled as it is on disk: a name that is not
+    there as given but is there in another Unicode normalisation (NFD from macOS) is
+    that entry. A name found nowhere stays composed (what a new file is called)."""
+    if composed.isascii():
+        return base / composed
+    current = base
+    for part in composed.split("/"):
+        candidate = current / part
+        if part.isascii() or os.path.lexists(candidate):
+            current = candidate
+            continue
+        try:
+            names = sorted(os.listdir(current))
+        except OSError:  # missing, or not a directory: the name is new
+            current = candidate
+            continue
+        match = next(
+            (
+                name
+                for name in names
+                if not name.isascii() and unicodedata.normalize("NFC", name) == part
+            ),
+            None,
+        )
+        current = current / match if match is not None else candidate
+    return current
+
+
+def _first_link(base: Path, candidate: Path) -> tuple[str, str] | None:
+    """(the workspace-relative path of the first symbolic link on the way to candidate,
+    where it points), or None when there is none."""
+    current = base
+    for part in candidate.relative_to(base).parts:
+        current = current / part
+        if os.path.islink(current):
+            try:
+                target = os.readlink(current)
+            except OSError:
+                target = "?"
+            return current.relative_to(base).as_posix(), target
+    return None
 
 
 def resolve(rel: str) -> Path:
-    """The absolute path of `rel`, refusing anything outside the workspace.
+    """The absolute path of `rel` (as spelled on disk), refusing anything outside the
+    workspace.
 
-    Raises PathRefused for absolute paths, `..`, NUL, non-NFKC-stable characters, any
-    path whose real location (symlinks followed) is not below the root, and any path that
-    goes through a symbolic link below the root: a link inside one agent's dir must not
-    become a way into another agent's files (the root itself may be a link).
+    Raises PathRefused for absolute paths, `..`, NUL, compatibility characters (fullwidth
+    `．`), names over 255 bytes, any path whose real location (symlinks followed) is not
+    below the root, and any path that goes through a symbolic link below the root: a link
+    inside one agent's dir must not become a way into another agent's files (the root
+    itself may be a link). The message names the link and where it points.
     """
-    _check_relative(rel)
+    composed = _check_relative(rel)
     base = root()
-    candidate = base / rel
+    candidate = _spelled_on_disk(base, composed)
     real = Path(os.path.realpath(candidate))
+    if real != candidate:
+        link = _first_link(base, candidate)
+        if link is not None:
+            where, target = link
+            raise PathRefused(
+                f"{where} is a symbolic link (to {target}); links inside the workspace are "
+                f"not followed, so {rel!r} cannot be used. Move the folder or file into the "
+                "workspace instead (README: symbolic links)."
+            )
     if real != base and base not in real.parents:
         raise PathRefused(f"Path leaves the workspace: {rel!r}.")
     if real != candidate:
@@ -112,6 +241,10 @@ def resolve(rel: str) -> Path:
 
 def relative(path: Path) -> str:
     return path.relative_to(root()).as_posix()
+
+
+def _composed(name: str) -> str:
+    return name if name.isascii() else unicodedata.normalize("NFC", name)
 
 
 # --- who changes files, and who hears of it ------------------------------------------
@@ -251,8 +384,13 @@ def _notify(
     if _is_hidden(rel):
         return
     # Every change goes to the change log first (search indexes on every host learn of it
-    # at their next query), then to the in-process hooks (the file history).
-    _changed(rel)
+    # at their next query), then to the in-process hooks (the file history). The file has
+    # changed already: a change log that cannot take the line (a disk that just filled up)
+    # is logged, never turned into an error for a write that happened.
+    try:
+        _changed(rel)
+    except OSError as exc:
+        logger.error("the change log could not record %s: %s", rel, exc)
     if not _hooks:
         return
     change = Change(
@@ -283,66 +421,292 @@ def adopt(rel: str) -> None:
         _notify(rel, "adopt", before_fingerprint=fingerprint(rel))
 
 
-# --- locking -------------------------------------------------------------------------
+# --- storage errors --------------------------------------------------------------------
 
 
-def _lock_file_for(rel: str) -> Path:
-    digest = hashlib.sha1(rel.encode("utf-8")).hexdigest()
-    lock_dir = root() / LOCK_DIR
-    lock_dir.mkdir(parents=True, exist_ok=True)
-    return lock_dir / f"{digest}.lock"
+def _translated(exc: OSError, rel: str) -> Exception:
+    """The domain error an OSError of a write means, or the OSError itself."""
+    if exc.errno in _FULL:
+        return DiskFull(
+            f"The workspace's disk is full: nothing was written to {rel}. Free some space "
+            "and try again.",
+            path=rel,
+        )
+    if exc.errno == errno.EROFS:
+        return WorkspaceReadOnly(
+            f"The workspace is read-only (its file system is mounted read-only): nothing "
+            f"was written to {rel}. Reading still works.",
+            path=rel,
+        )
+    if exc.errno in _DENIED:
+        return WorkspaceReadOnly(
+            f"The workspace is not writable by this server (permission denied): nothing "
+            f"was written to {rel}. Reading still works.",
+            path=rel,
+        )
+    if exc.errno == errno.ENAMETOOLONG:
+        return PathRefused(f"The file name is too long: {rel!r}.")
+    if exc.errno in (errno.ENOTDIR, errno.EISDIR):
+        return PathRefused(f"Something that is not a folder (or is one) is in the way: {rel!r}.")
+    return exc
 
 
 @contextlib.contextmanager
-def locked(rel: str) -> Iterator[None]:
-    """Hold the cross-process lock of one workspace file.
-
-    Re-entrant within a thread. Other threads and processes wait. Every write, append and
-    delete of the file takes it, so a read-check-write done inside is atomic with respect
-    to every other writer.
-    """
-    resolve(rel)
-    held: set[str] = getattr(_held, "paths", None) or set()
-    _held.paths = held
-    key = f"{root()}::{rel}"
-    if key in held:
-        yield
-        return
-    fd = os.open(_lock_file_for(rel), os.O_RDWR | os.O_CREAT, 0o644)
+def _storage(rel: str) -> Iterator[None]:
+    """Around every write: a full, read-only or unwritable disk becomes a domain error
+    that says so (507 / 503), naming the file."""
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        held.add(key)
+        yield
+    except OSError as exc:
+        translated = _translated(exc, rel)
+        if translated is exc:
+            raise
+        raise translated from exc
+
+
+def _encode(text: str, rel: str) -> bytes:
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        # A lone surrogate (from JSON's "\ud800"): not text any file can hold.
+        raise InvalidInput(
+            f"The text for {rel} is not valid Unicode (a lone surrogate character)."
+        ) from None
+
+
+# --- locking -------------------------------------------------------------------------
+
+
+def _stripe(kind: str, key: str) -> int:
+    digest = hashlib.blake2b(key.encode("utf-8", errors="surrogatepass"), digest_size=4)
+    count = FILE_STRIPES if kind == "f" else GUARD_STRIPES
+    return int.from_bytes(digest.digest(), "big") % count
+
+
+def _stripe_name(kind: str, number: int) -> str:
+    return f"{kind}-{number:03d}.lock"
+
+
+def _lock_dir() -> Path:
+    return root() / LOCK_DIR
+
+
+def _ensure_lock_dir(directory: Path) -> None:
+    """The lock directory with its `.gitignore` (`*`: locks never show up in the owner's
+    git). Only writers call this."""
+    if not directory.is_dir():
+        directory.mkdir(parents=True, exist_ok=True)
+    ignore = directory / ".gitignore"
+    if not ignore.exists():
+        try:
+            fd = os.open(ignore, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:  # another writer made it just now
+            return
+        with os.fdopen(fd, "w") as handle:
+            handle.write("*\n")
+
+
+class _Held:
+    __slots__ = ("fd", "shared", "count")
+
+    def __init__(self, fd: int, shared: bool) -> None:
+        self.fd = fd
+        self.shared = shared
+        self.count = 1
+
+
+def _held_locks() -> dict[tuple[str, str, int], _Held]:
+    held = getattr(_held, "locks", None)
+    if held is None:
+        held = _held.locks = {}
+    return held
+
+
+def _open_stripe(directory: Path, kind: str, number: int, *, shared: bool, rel: str) -> int | None:
+    """A descriptor of the stripe's lock file; a reader (shared) never creates one and
+    gets None when it does not exist (nobody has written under that stripe yet, or the
+    workspace is read-only and was never initialised)."""
+    path = directory / _stripe_name(kind, number)
+    if shared:
+        try:
+            return os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            return None
+    with _storage(rel):
+        try:
+            return os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+        except FileNotFoundError:
+            _ensure_lock_dir(directory)
+            return os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+
+
+def _flock_in_order(fd: int, operation: int, key: tuple[str, str, int]) -> None:
+    """Take the flock, blocking only when that cannot close a circle: every other file
+    stripe this thread holds is lower (all multi-file locking goes up), else poll."""
+    held = _held_locks()
+    kind = key[1]
+    if kind == "f" and any(k[1] == "f" and k[0] == key[0] and k[2] > key[2] for k in held):
+        deadline = time.monotonic() + OUT_OF_ORDER_WAIT_SECONDS
+        while True:
+            try:
+                fcntl.flock(fd, operation | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise WorkspaceBusy(
+                        "The workspace is busy (a lock could not be taken in time); try again."
+                    ) from None
+                time.sleep(0.005)
+    fcntl.flock(fd, operation)
+
+
+@contextlib.contextmanager
+def _stripe_lock(kind: str, number: int, *, shared: bool, rel: str) -> Iterator[None]:
+    directory = _lock_dir()
+    key = (str(directory), kind, number)
+    held = _held_locks()
+    entry = held.get(key)
+    if entry is not None:
+        upgraded = entry.shared and not shared
+        if upgraded:
+            # flock converts in place (not atomically: the shared lock is dropped first).
+            fcntl.flock(entry.fd, fcntl.LOCK_EX)
+            entry.shared = False
+        entry.count += 1
         try:
             yield
         finally:
-            held.discard(key)
+            entry.count -= 1
+            if upgraded:
+                fcntl.flock(entry.fd, fcntl.LOCK_SH)
+                entry.shared = True
+        return
+    if kind == "g" and any(k[1] == "f" for k in held):
+        # A guard is taken before the files of its group, never while holding a file's
+        # lock: that order is what makes guards unable to deadlock with file locks.
+        raise RuntimeError("A group guard must be taken before any file lock.")
+    if kind == "g" and any(k[1] == "g" for k in held):
+        raise RuntimeError("One group guard at a time.")
+    fd = _open_stripe(directory, kind, number, shared=shared, rel=rel)
+    if fd is None:
+        yield  # nothing to lock against: no writer has ever used this stripe
+        return
+    try:
+        _flock_in_order(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX, key)
+        held[key] = _Held(fd, shared)
+        try:
+            yield
+        finally:
+            del held[key]
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
 
 
+@contextlib.contextmanager
+def locked(rel: str, *, shared: bool = False) -> Iterator[None]:
+    """Hold the cross-process lock of one workspace file (its stripe of the pool).
+
+    Re-entrant within a thread. Other threads and processes wait. Every write, append and
+    delete of the file takes it exclusively, so a read-check-write done inside is atomic
+    with respect to every other writer. `shared=True` is for readers that must not see
+    half an append: readers share the stripe, never create a lock file, and read
+    unlocked where no writer has ever locked the stripe (a read-only workspace).
+
+    Order rules (what keeps stripes from deadlocking): several file locks are taken
+    together with `locked_many` (in stripe order); a group guard (`guarded`) is taken
+    before, never while holding, a file lock; a thread needing a stripe below one it holds
+    polls instead of waiting (WorkspaceBusy after OUT_OF_ORDER_WAIT_SECONDS).
+    """
+    composed = _check_relative(rel)
+    resolve(rel)
+    with _stripe_lock("f", _stripe("f", composed), shared=shared, rel=composed):
+        yield
+
+
+@contextlib.contextmanager
+def locked_many(paths: Iterable[str]) -> Iterator[None]:
+    """Hold the locks of several files at once, taken in stripe order so two callers
+    sharing files can never deadlock each other."""
+    paths = list(paths)
+    stripes = sorted({_stripe("f", _check_relative(rel)) for rel in paths})
+    for rel in paths:
+        resolve(rel)
+    with contextlib.ExitStack() as stack:
+        for number in stripes:
+            stack.enter_context(_stripe_lock("f", number, shared=False, rel=", ".join(paths)))
+        yield
+
+
+@contextlib.contextmanager
+def guarded(rel_dir: str) -> Iterator[None]:
+    """Hold the guard of a group of files (a directory: the facts and their INDEX.md, a
+    wiki vault), for operations that read several files of it and then write: every
+    writer of the group takes it first. Re-entrant; taken before any file lock."""
+    composed = _check_relative(rel_dir)
+    with _stripe_lock("g", _stripe("g", composed), shared=False, rel=composed):
+        yield
+
+
 # --- reading -------------------------------------------------------------------------
 
 
-def read(rel: str) -> str | None:
-    """The text of a file, or None when it does not exist (a missing file is absent,
-    never an error)."""
-    path = resolve(rel)
+def _decode(data: bytes) -> FileText:
+    bom = data.startswith(BOM)
+    body = data[len(BOM) :] if bom else data
     try:
-        with open(path, encoding="utf-8", newline="") as handle:
+        text = body.decode("utf-8")
+        invalid = False
+    except UnicodeDecodeError:
+        text = body.decode("utf-8", errors="replace")
+        invalid = True
+    first = body.find(b"\n")
+    crlf = first > 0 and body[first - 1 : first] == b"\r"
+    if "\r\n" in text:
+        text = text.replace("\r\n", "\n")
+    digest = hashlib.sha256(data).hexdigest() if invalid else hash_text(text)
+    return FileText(text, digest, invalid, bom, crlf)
+
+
+def _read_path(path: Path) -> bytes | None:
+    try:
+        with open(path, "rb") as handle:
             return handle.read()
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return None
 
 
+def read_file(rel: str) -> FileText | None:
+    """The file as read (text, hash, whether it had undecodable bytes, BOM, CRLF), or
+    None when it does not exist. Never raises on bytes that are not UTF-8."""
+    data = _read_path(resolve(rel))
+    return None if data is None else _decode(data)
+
+
+def read(rel: str) -> str | None:
+    """The text of a file ("\\n" line endings, no BOM; bytes that are not UTF-8 as
+    U+FFFD), or None when it does not exist (a missing file is absent, never an
+    error)."""
+    data = _read_path(resolve(rel))
+    return None if data is None else decode(data)
+
+
 def read_with_hash(rel: str) -> tuple[str | None, str]:
     """The text of a file and the hash of exactly that text, from one read under the
-    file's lock — what an editor opens and later sends back as `base_hash`. Two reads
-    (text, then hash) could pair an old text with a newer hash, and a write checked
+    file's (shared) lock — what an editor opens and later sends back as `base_hash`. Two
+    reads (text, then hash) could pair an old text with a newer hash, and a write checked
     against that hash would erase what was appended in between."""
-    with locked(rel):
-        text = read(rel)
-    return text, hash_text(text)
+    with locked(rel, shared=True):
+        found = read_file(rel)
+    if found is None:
+        return None, ABSENT
+    return found.text, found.hash
+
+
+def read_file_locked(rel: str) -> FileText | None:
+    """read_file() under the file's shared lock (never half an append)."""
+    with locked(rel, shared=True):
+        return read_file(rel)
 
 
 def read_bytes_from(rel: str, offset: int) -> bytes | None:
@@ -356,8 +720,18 @@ def read_bytes_from(rel: str, offset: int) -> bytes | None:
         return None
 
 
+def decode(data: bytes) -> str:
+    """Bytes of a memory file as text, as read() hands it out: "\\n" line endings, no
+    BOM, bytes that are not UTF-8 as U+FFFD (without the hash read_file computes)."""
+    if data.startswith(BOM):
+        data = data[len(BOM) :]
+    text = data.decode("utf-8", errors="replace")
+    return text.replace("\r\n", "\n") if "\r" in text else text
+
+
 def file_hash(rel: str) -> str:
-    return hash_text(read(rel))
+    found = read_file(rel)
+    return ABSENT if found is None else found.hash
 
 
 def exists(rel: str) -> bool:
@@ -370,7 +744,38 @@ def stat(rel: str) -> FileInfo | None:
         st = path.stat()
     except (FileNotFoundError, NotADirectoryError):
         return None
-    return FileInfo(rel, st.st_size, st.st_mtime)
+    return FileInfo(_check_relative(rel), st.st_size, st.st_mtime)
+
+
+def is_link(rel: str) -> str | None:
+    """Where `rel` points when it is itself a symbolic link, else None. Looks only (for
+    reports: an agent dir that is a link cannot be used)."""
+    composed = _check_relative(rel)
+    path = _spelled_on_disk(root(), composed)
+    if not os.path.islink(path):
+        return None
+    try:
+        return os.readlink(path)
+    except OSError:
+        return "?"
+
+
+def kind_of(rel: str) -> str:
+    """ "file", "dir", "link", "missing" or "other" for `rel`, without following a link
+    (and without refusing one: for reports)."""
+    composed = _check_relative(rel)
+    path = _spelled_on_disk(root(), composed)
+    try:
+        st = os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return "missing"
+    if stat_module.S_ISLNK(st.st_mode):
+        return "link"
+    if stat_module.S_ISDIR(st.st_mode):
+        return "dir"
+    if stat_module.S_ISREG(st.st_mode):
+        return "file"
+    return "other"
 
 
 Stamp = tuple[int, int, int, int]  # (size, mtime_ns, ctime_ns, inode)
@@ -413,7 +818,7 @@ def list_files(rel_dir: str, *, suffix: str = ".md", recursive: bool = False) ->
                 continue
             if not os.path.isfile(full):
                 continue
-            rel = Path(full).relative_to(root()).as_posix()
+            rel = _composed(Path(full).relative_to(root()).as_posix())
             found.append(FileInfo(rel, st.st_size, st.st_mtime))
     found.sort(key=lambda info: info.path)
     return found
@@ -526,7 +931,9 @@ def _scan_tree(base: str, prefix: str, *, suffix: str, recursive: bool) -> list[
                                 child = os.open(name, flags, dir_fd=fd)
                             except OSError:  # vanished, or swapped for a symlink
                                 continue
-                            pending.append((child, f"{abs_prefix}{name}/", f"{rel_prefix}{name}/"))
+                            pending.append(
+                                (child, f"{abs_prefix}{name}/", f"{rel_prefix}{_composed(name)}/")
+                            )
                         continue
                     if not name.endswith(suffix):
                         continue
@@ -540,7 +947,7 @@ def _scan_tree(base: str, prefix: str, *, suffix: str, recursive: bool) -> list[
                         make(
                             ScannedFile,
                             (
-                                rel_prefix + name,
+                                rel_prefix + (name if name.isascii() else _composed(name)),
                                 abs_prefix + name,
                                 st.st_size,
                                 st.st_mtime_ns,
@@ -568,19 +975,19 @@ def scan_one(rel: str) -> ScannedFile | None:
 
 
 def read_scanned(scanned: ScannedFile) -> str | None:
-    """The text of a file `scan_files` found, or None when it is gone or has become a
-    symlink since (O_NOFOLLOW: the scan's guarantee that nothing leads out still holds)."""
+    """The text of a file `scan_files` found (as read() hands it out), or None when it is
+    gone or has become a symlink since (O_NOFOLLOW: the scan's guarantee that nothing
+    leads out still holds)."""
     try:
         fd = os.open(scanned.abspath, os.O_RDONLY | os.O_NOFOLLOW)
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return None
     except OSError:  # ELOOP: replaced by a symlink
         return None
-    # os.read rather than a text-mode open: half the cost per file, and a vault load or
-    # a search reads thousands of files.
+    # os.read rather than a buffered open: a vault load or a search reads thousands of
+    # files. One read of the size the scan saw, plus a byte: fewer bytes means the end of
+    # the file was reached (a file that grew since is read on to its end).
     try:
-        # One read of the size the scan saw, plus a byte: fewer bytes means the end of
-        # the file was reached (a file that grew since is read on to its end).
         data = os.read(fd, scanned.size + 1)
         if len(data) > scanned.size:
             chunks = [data]
@@ -589,10 +996,50 @@ def read_scanned(scanned: ScannedFile) -> str | None:
             data = b"".join(chunks)
     finally:
         os.close(fd)
-    return data.decode("utf-8", errors="replace")
+    return decode(data)
 
 
 # --- writing -------------------------------------------------------------------------
+
+
+class _Style(NamedTuple):
+    mode: int  # permission bits to keep
+    bom: bool
+    crlf: bool
+    size: int
+
+
+def _style_of(path: Path) -> _Style | None:
+    """How an existing file looks (mode, BOM, CRLF), from its first bytes; None when it
+    does not exist."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    try:
+        st = os.fstat(fd)
+        head = os.pread(fd, STYLE_PEEK_BYTES, 0)
+    finally:
+        os.close(fd)
+    bom = head.startswith(BOM)
+    first = head.find(b"\n")
+    crlf = first > 0 and head[first - 1 : first] == b"\r"
+    return _Style(stat_module.S_IMODE(st.st_mode), bom, crlf, st.st_size)
+
+
+def _normalised(text: str) -> str:
+    """Text as the workspace stores and hands it out: "\\n" line endings, no leading BOM
+    (whether a file has CRLF or a BOM is the file's property, kept on disk)."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text.replace("\r\n", "\n") if "\r" in text else text
+
+
+def _encoded(text: str, style: _Style | None, rel: str) -> bytes:
+    if style is not None and style.crlf:
+        text = text.replace("\n", "\r\n")
+    data = _encode(text, rel)
+    return BOM + data if style is not None and style.bom else data
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -603,9 +1050,28 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
+def _temp_beside(path: Path, *, mode: int | None) -> tuple[int, Path]:
+    """A new temp file beside `path` (`.<name>.<16 hex>.tmp`, what remove_stale_temp_files
+    recognises), open for writing: created 0666 & ~umask (the kernel applies the umask,
+    as for any new file), then set to `mode` exactly when given (a rewrite's)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    tmp = path.parent / f".{path.name}.{secrets.token_hex(8)}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
+    if mode is not None:
+        try:
+            os.fchmod(fd, mode)
+        except BaseException:
+            os.close(fd)
+            os.unlink(tmp)
+            raise
+    return fd, tmp
+
+
+def _write_atomic(path: Path, data: bytes, *, mode: int | None = None) -> None:
+    """Write `data` to a temp file beside `path`, fsync, rename over it, fsync the dir.
+    The temp file is created 0666 & ~umask (the kernel applies the umask, as for any new
+    file); `mode` (a rewrite's) is then set exactly. Nothing is left behind on failure."""
+    fd, tmp = _temp_beside(path, mode=mode)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -619,22 +1085,38 @@ def _write_atomic(path: Path, data: bytes) -> None:
     _fsync_dir(path.parent)
 
 
+def _replace(rel: str, path: Path, data: bytes, *, mode: int | None) -> None:
+    """Write `data` over the file atomically and tell the hooks. Caller holds the lock."""
+    watched = bool(_hooks) and not _is_hidden(rel)
+    before = _raw(rel) if watched else None
+    before_fp = fingerprint(rel) if watched else None
+    _write_atomic(path, data, mode=mode)
+    _notify(rel, "write", before=before, before_fingerprint=before_fp, data=data)
+
+
 def write(rel: str, text: str) -> str:
-    """Replace a file's text atomically, under its lock. Returns the new hash."""
-    write_raw(rel, text.encode("utf-8"))
+    """Replace a file's text atomically, under its lock; the file keeps its mode, its
+    line endings (CRLF stays CRLF) and its BOM. Returns the new hash (of the text as it
+    will read back). DiskFull / WorkspaceReadOnly when the disk refuses (the old text
+    stays); InvalidInput for text that is not valid Unicode."""
+    path = resolve(rel)
+    text = _normalised(text)
+    with locked(rel), _storage(rel):
+        style = _style_of(path)
+        data = _encoded(text, style, rel)
+        _replace(rel, path, data, mode=style.mode if style else None)
     return hash_text(text)
 
 
 def write_raw(rel: str, data: bytes) -> str:
     """Replace a file's bytes atomically, under its lock (write() for text already encoded,
-    or for restoring bytes exactly as they were). Returns the sha256 of the bytes."""
+    or for restoring bytes exactly as they were: no line endings or BOM are changed). The
+    file keeps its mode. Returns the sha256 of the bytes. DiskFull / WorkspaceReadOnly as
+    write()."""
     path = resolve(rel)
-    with locked(rel):
-        watched = bool(_hooks) and not _is_hidden(rel)
-        before = _raw(rel) if watched else None
-        before_fp = fingerprint(rel) if watched else None
-        _write_atomic(path, data)
-        _notify(rel, "write", before=before, before_fingerprint=before_fp, data=data)
+    with locked(rel), _storage(rel):
+        style = _style_of(path)
+        _replace(rel, path, data, mode=style.mode if style else None)
     return hashlib.sha256(data).hexdigest()
 
 
@@ -684,61 +1166,70 @@ def write_if_unchanged(rel: str, text: str | None, *, base_hash: str) -> str:
 def append(rel: str, text: str, *, create_with: str = "") -> None:
     """Append text to a file under its lock; a missing (or empty) file starts with
     `create_with` first. The text starts on a line of its own: a file whose last line has
-    no newline (a hand edit, a textarea) gets one first. Only the file's last byte is
-    read, never its text: the cost does not grow with the file (no hash is returned —
-    it would need the whole text).
+    no newline (a hand edit, a textarea) gets one first. A CRLF file gets CRLF lines.
+    Only the file's first and last bytes are read, never its text: the cost does not
+    grow with the file (no hash is returned — it would need the whole text).
+
+    Whole or not at all: the bytes are encoded first and written with one write(); on a
+    short write or any error the file is truncated back to its previous size (still under
+    the lock) and DiskFull / WorkspaceReadOnly is raised. Only the new bytes are written:
+    a file with bytes that are not UTF-8 keeps them, and still takes appends.
 
     The file is opened only after the lock is held, so an append never writes into a file
     that a concurrent rewrite has just replaced.
     """
     path = resolve(rel)
-    with locked(rel):
-        last = _last_byte(path)
-        before_fp = fingerprint(rel)
-        if not last:
-            data = (create_with + text).encode("utf-8")
+    text = _normalised(text)
+    create_with = _normalised(create_with)
+    with locked(rel), _storage(rel):
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW)
+        except FileNotFoundError:
+            data = _encode(create_with + text, rel)
             _write_atomic(path, data)
-            _notify(
-                rel,
-                "write",
-                before=b"" if last == b"" else None,
-                before_fingerprint=before_fp,
-                data=data,
-            )
-            return None
-        if last != b"\n":
-            text = "\n" + text
-        offset = before_fp.size if before_fp else 0
-        with open(path, "a", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        _notify(
-            rel, "append", before_fingerprint=before_fp, data=text.encode("utf-8"), offset=offset
-        )
-        return None
-
-
-def _last_byte(path: Path) -> bytes | None:
-    """The last byte of a file: b"" when it is empty, None when it does not exist. All an
-    append needs to know of what is there (a newline is one byte in UTF-8 and never part
-    of another character), so appending to a 2 MB note costs what appending to an empty
-    one does."""
-    try:
-        with open(path, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            if not size:
-                return b""
-            handle.seek(size - 1)
-            return handle.read(1)
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
-        return None
+            _notify(rel, "write", before=None, before_fingerprint=None, data=data)
+            return
+        try:
+            st = os.fstat(fd)
+            size = st.st_size
+            before_fp = Fingerprint(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+            head = os.pread(fd, STYLE_PEEK_BYTES, 0)
+            bom = head.startswith(BOM)
+            if size == 0 or (bom and size == len(BOM)):
+                # Empty: start it as a new file would start, keeping its mode and BOM.
+                style = _Style(stat_module.S_IMODE(st.st_mode), bom, False, size)
+                os.close(fd)
+                fd = -1
+                data = _encoded(create_with + text, style, rel)
+                _write_atomic(path, data, mode=style.mode)
+                _notify(rel, "write", before=head[:size], before_fingerprint=before_fp, data=data)
+                return
+            first = head.find(b"\n")
+            crlf = first > 0 and head[first - 1 : first] == b"\r"
+            if os.pread(fd, 1, size - 1) != b"\n":
+                text = "\n" + text
+            data = _encoded(text, _Style(0, False, crlf, size), rel)
+            try:
+                written = os.write(fd, data)
+                if written != len(data):
+                    raise OSError(errno.ENOSPC, f"short write ({written} of {len(data)} bytes)")
+                os.fsync(fd)
+            except BaseException:
+                # Never leave part of the line: back to exactly what was there.
+                os.ftruncate(fd, size)
+                with contextlib.suppress(OSError):
+                    os.fsync(fd)
+                raise
+            _notify(rel, "append", before_fingerprint=before_fp, data=data, offset=size)
+        finally:
+            if fd >= 0:
+                os.close(fd)
 
 
 def delete(rel: str) -> bool:
     """Remove a file under its lock. Returns False when it did not exist."""
     path = resolve(rel)
-    with locked(rel):
+    with locked(rel), _storage(rel):
         watched = bool(_hooks) and not _is_hidden(rel)
         before = _raw(rel) if watched else None
         before_fp = fingerprint(rel) if watched else None
@@ -752,7 +1243,9 @@ def delete(rel: str) -> bool:
 
 
 def ensure_dir(rel: str) -> None:
-    resolve(rel).mkdir(parents=True, exist_ok=True)
+    path = resolve(rel)
+    with _storage(rel):
+        path.mkdir(parents=True, exist_ok=True)
 
 
 def create(rel: str, text: str = "") -> bool:
@@ -792,8 +1285,9 @@ def _fsync_all(fds: list[int]) -> None:
 def write_many(
     texts: dict[str, str | bytes], *, base_hashes: dict[str, str] | None = None
 ) -> list[str]:
-    """Replace several files, each atomically, under all their locks (taken in path
-    order). Returns the paths written, in the order given.
+    """Replace several files, each atomically, under all their locks (locked_many).
+    Returns the paths written, in the order given. Each file keeps its mode, its line
+    endings and its BOM, as with write().
 
     Every new text is written to a temp file beside its target and all of them are
     fsynced (concurrently) before the first rename; then each is renamed over its target
@@ -801,7 +1295,7 @@ def write_many(
     changes none of the files, and a crash leaves each file whole, old or new (not the
     group: a crash between two renames can leave one file new and the other old). More
     than WRITE_MANY_GROUP files are written a group at a time (a failure leaves the
-    groups before it written).
+    groups before it written). DiskFull / WorkspaceReadOnly when the disk refuses.
 
     A text may be given as UTF-8 bytes. With `base_hashes`, a path listed there is
     written only when its current text still hashes to its base; one that changed since
@@ -816,23 +1310,27 @@ def write_many(
             written += write_many(group, base_hashes=base_hashes)
         return written
     paths = {rel: resolve(rel) for rel in texts}
-    with contextlib.ExitStack() as stack:
-        for rel in sorted(texts):
-            stack.enter_context(locked(rel))
+    names = sorted(texts)
+    named = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    with locked_many(texts), _storage(named):
         todo = [
             rel
             for rel in texts
             if base_hashes is None or rel not in base_hashes or file_hash(rel) == base_hashes[rel]
         ]
-        staged: list[tuple[str, str, int]] = []  # (rel, temp path, open descriptor)
+        staged: list[tuple[str, Path, int]] = []  # (rel, temp path, open descriptor)
+        encoded: dict[str, bytes] = {}
         try:
             for rel in todo:
                 path = paths[rel]
-                path.parent.mkdir(parents=True, exist_ok=True)
-                fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-                staged.append((rel, tmp, fd))
                 data = texts[rel]
-                view = memoryview(data.encode("utf-8") if isinstance(data, str) else data)
+                style = _style_of(path)
+                if isinstance(data, str):
+                    data = _encoded(_normalised(data), style, rel)
+                encoded[rel] = data
+                fd, tmp = _temp_beside(path, mode=style.mode if style else None)
+                staged.append((rel, tmp, fd))
+                view = memoryview(data)
                 while view:
                     view = view[os.write(fd, view) :]
             _fsync_all([fd for _, _, fd in staged])
@@ -859,15 +1357,8 @@ def write_many(
             for fd in dir_fds:
                 os.close(fd)
         for rel in todo:
-            data = texts[rel]
             old_data, old_fp = before.get(rel, (None, None))
-            _notify(
-                rel,
-                "write",
-                before=old_data,
-                before_fingerprint=old_fp,
-                data=data.encode("utf-8") if isinstance(data, str) else data,
-            )
+            _notify(rel, "write", before=old_data, before_fingerprint=old_fp, data=encoded[rel])
     return todo
 
 
@@ -877,9 +1368,8 @@ def write_unsynced(rel: str, text: str) -> None:
     hold an older text (or, on some filesystems, be empty), never a mix. The facts
     index's state and the wiki's list of changes are written so."""
     path = resolve(rel)
-    with locked(rel):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    with locked(rel), _storage(rel):
+        fd, tmp = _temp_beside(path, mode=None)
         try:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(text.encode("utf-8"))
@@ -895,14 +1385,74 @@ def volume_now_ns() -> int:
     made at this moment (set on a file under the lock directory and read back). The
     ctimes a scan compares come from this clock — on a network volume the server's, not
     this host's — so "changed since" is asked in one clock."""
-    lock_dir = root() / LOCK_DIR
-    lock_dir.mkdir(parents=True, exist_ok=True)
-    fd = os.open(lock_dir / "clock", os.O_RDWR | os.O_CREAT, 0o644)
+    lock_dir = _lock_dir()
+    with _storage(LOCK_DIR):
+        try:
+            fd = os.open(lock_dir / "clock", os.O_RDWR | os.O_CREAT, 0o666)
+        except FileNotFoundError:
+            _ensure_lock_dir(lock_dir)
+            fd = os.open(lock_dir / "clock", os.O_RDWR | os.O_CREAT, 0o666)
     try:
         os.utime(fd)
         return os.fstat(fd).st_ctime_ns
     finally:
         os.close(fd)
+
+
+# --- start-up ----------------------------------------------------------------------------
+
+
+def prepare() -> None:
+    """Make the workspace ready for writers (called at start-up by memory_init): the lock
+    pool's directory with its `.gitignore` and every stripe, so readers always find the
+    stripe they share; lock files of older versions (one per path) are removed. Raises
+    DiskFull / WorkspaceReadOnly when the workspace cannot be written."""
+    directory = _lock_dir()
+    wanted = {_stripe_name("f", n) for n in range(FILE_STRIPES)}
+    wanted |= {_stripe_name("g", n) for n in range(GUARD_STRIPES)}
+    with _storage(LOCK_DIR):
+        _ensure_lock_dir(directory)
+        present = set(os.listdir(directory))
+        for name in sorted(wanted - present):
+            os.close(os.open(directory / name, os.O_RDWR | os.O_CREAT, 0o666))
+        for name in sorted(present - wanted - {".gitignore"}):
+            if re.fullmatch(r"[0-9a-f]{40}\.lock", name):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(directory / name)
+
+
+def remove_stale_temp_files(*, older_than: float = STALE_TEMP_SECONDS) -> list[str]:
+    """Remove the temp files (`.<name>.<16 hex>.tmp`) that writes killed before their
+    rename left behind, when older than `older_than` seconds (a live write renames its
+    temp file within milliseconds; another host may be writing right now). Symlinks are
+    not followed; the lock directory is skipped. Returns the paths removed."""
+    base = root()
+    removed: list[str] = []
+    cutoff = time.time() - older_than
+    if not base.is_dir():
+        return removed
+    for dirpath, dirnames, filenames in os.walk(base):
+        dirnames[:] = [d for d in dirnames if d != LOCK_DIR]
+        for name in filenames:
+            if not _TEMP_RE.match(name):
+                continue
+            full = os.path.join(dirpath, name)
+            try:
+                st = os.lstat(full)
+            except FileNotFoundError:
+                continue
+            if not stat_module.S_ISREG(st.st_mode) or st.st_mtime > cutoff:
+                continue
+            rel = Path(full).relative_to(base).as_posix()
+            try:
+                os.unlink(full)
+            except FileNotFoundError:
+                continue
+            except OSError as exc:  # a read-only workspace: nothing to clean then
+                log.warning("could not remove the stale temp file %s: %s", rel, exc)
+                continue
+            removed.append(rel)
+    return removed
 
 
 class Health(NamedTuple):
@@ -1072,8 +1622,8 @@ def read_extra_keyed(shown: str) -> tuple[str, tuple[int, int, int, int]] | None
     if not stat_module.S_ISREG(st.st_mode):
         os.close(fd)
         return None
-    with open(fd, encoding="utf-8", newline="", errors="replace") as handle:
-        return handle.read(), (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+    with open(fd, "rb") as handle:
+        return _decode(handle.read()).text, (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
 def read_extra(shown: str) -> str | None:
@@ -1186,7 +1736,12 @@ def _segments(directory: Path) -> list[int]:
 def _changed(rel: str) -> None:
     """Append `rel` to the change log (after its file changed)."""
     directory = _changes_dir()
-    directory.mkdir(exist_ok=True)
+    if not directory.is_dir():
+        directory.mkdir(exist_ok=True)
+        # Machinery, not memory: never in the owner's git (as .memory-locks/).
+        with contextlib.suppress(FileExistsError):
+            with open(directory / ".gitignore", "x") as handle:
+                handle.write("*\n")
     line = (rel + "\n").encode("utf-8")
     while True:
         numbers = _segments(directory)
@@ -1294,7 +1849,9 @@ def read_keyed_many(rels: list[str]) -> dict[str, tuple[str, tuple[int, int, int
             except PathRefused:
                 found[rel] = None
             continue
-        found[rel] = _read_below(base, rel.split("/"))
+        # A name macOS wrote decomposed is found by its composed spelling (as resolve does).
+        parts = _spelled_on_disk(base, _check_relative(rel)).relative_to(base).parts
+        found[rel] = _read_below(base, list(parts))
     return found
 
 
@@ -1318,5 +1875,6 @@ def _read_below(base: Path, parts: list[str]) -> tuple[str, tuple[int, int, int,
     if not stat_module.S_ISREG(st.st_mode):
         os.close(file_fd)
         return None
-    with open(file_fd, encoding="utf-8", newline="", errors="replace") as handle:
-        return handle.read(), (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+    with open(file_fd, "rb") as handle:
+        data = handle.read()
+    return _decode(data).text, (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)

@@ -1,14 +1,69 @@
-"""The one place where errors become HTTP answers for the API."""
+"""The one place where errors become HTTP answers for the API, and the one JSON parser."""
+
+from __future__ import annotations
 
 from django.core.exceptions import RequestDataTooBig
-from rest_framework import exceptions, status
+from django.db import OperationalError
+from rest_framework import exceptions, parsers, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from memory.errors import DomainError
+from memory.errors import DiskFull, DomainError
+
+MAX_JSON_DEPTH = 64  # arrays and objects inside each other; script-store values included
+
+
+def _depth_exceeds(value: object, limit: int) -> bool:
+    """Whether `value` nests arrays/objects deeper than `limit` (walked without recursion,
+    so the check itself cannot overflow the stack)."""
+    pending = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, dict):
+            children = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        pending.extend((child, depth + 1) for child in children)
+    return False
+
+
+class JSONParser(parsers.JSONParser):
+    """DRF's JSON parser, with JSON nested deeper than MAX_JSON_DEPTH refused (400):
+    Python's decoder raises RecursionError on deep nesting (a 500), and every later step
+    (serializers, jsonschema, the database's JSON) recurses too."""
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        try:
+            data = super().parse(stream, media_type, parser_context)
+        except RecursionError:
+            raise exceptions.ParseError(
+                f"JSON parse error - nested deeper than {MAX_JSON_DEPTH} levels."
+            ) from None
+        if _depth_exceeds(data, MAX_JSON_DEPTH):
+            raise exceptions.ParseError(
+                f"JSON parse error - nested deeper than {MAX_JSON_DEPTH} levels."
+            )
+        return data
+
+
+def _disk_full_database(exc: Exception) -> bool:
+    """The database's disk is full: SQLite's "database or disk is full", PostgreSQL's
+    SQLSTATE 53100 (disk_full)."""
+    if not isinstance(exc, OperationalError):
+        return False
+    cause = exc.__cause__
+    if getattr(cause, "sqlstate", None) == "53100" or getattr(cause, "pgcode", None) == "53100":
+        return True
+    return "disk is full" in str(exc) or "No space left on device" in str(exc)
 
 
 def exception_handler(exc: Exception, context: dict) -> Response | None:
+    if _disk_full_database(exc):
+        exc = DiskFull("The database's disk is full: nothing was saved. Free some space.")
     if isinstance(exc, DomainError):
         return Response(
             {"detail": exc.message, "code": exc.code, **exc.extra}, status=exc.status_code

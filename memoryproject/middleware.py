@@ -83,3 +83,29 @@ class AttributionMiddleware:
 
         with workspace.attributed(resolve=lambda: attribution_of(request)):
             return self.get_response(request)
+
+
+class DomainErrorPageMiddleware:
+    """A domain error raised out of a page view (not the API: DRF maps those to JSON in
+    memoryproject.api) becomes a page saying what happened, with its status — a full
+    disk is 507, a read-only workspace 503 — never a 500."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        from memory.errors import DomainError
+
+        if not isinstance(exception, DomainError):
+            return None
+        try:
+            from memory.manage.layout import error_page
+
+            return error_page(request, exception)
+        except Exception:  # the page itself could not be rendered: say it plainly
+            return HttpResponse(
+                exception.message, status=exception.status_code, content_type="text/plain"
+            )

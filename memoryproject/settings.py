@@ -1,5 +1,6 @@
 """Settings, read from the environment (SPEC §18). Nothing secret lives in the repo."""
 
+import datetime as dt
 import os
 import re
 from decimal import Decimal
@@ -53,22 +54,59 @@ def env_list(name: str, default: str) -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
 
-DEBUG = env_bool("DEBUG", False)
-# A key is generated per checkout on first run (var/secret_key) when none is configured,
-# so a fresh machine works without a secret ever being committed.
-SECRET_KEY = os.environ.get("SECRET_KEY", "")
-if not SECRET_KEY:
-    _key_file = BASE_DIR / "var" / "secret_key"
-    if _key_file.exists():
-        SECRET_KEY = _key_file.read_text().strip()
-    else:
+def env_proxy_header(name: str) -> tuple[str, str] | None:
+    """SECURE_PROXY_SSL_HEADER from `X-Forwarded-Proto` (the header a proxy sets, meaning
+    `https` when it says so) or `X-Forwarded-Proto=https`; unset or empty: None."""
+    value = (os.environ.get(name) or "").strip()
+    if not value:
+        return None
+    header, _, expected = value.partition("=")
+    header = header.strip()
+    if not header or not all(ch.isalnum() or ch in "-_" for ch in header):
+        raise ImproperlyConfigured(f"{name}={value!r}: use a header name, e.g. X-Forwarded-Proto.")
+    meta = header.upper().replace("-", "_")
+    if not meta.startswith("HTTP_"):
+        meta = f"HTTP_{meta}"
+    return meta, (expected.strip() or "https")
+
+
+def private_file(path: Path) -> None:
+    """Make `path` exist readable and writable by this OS user only (0600), tightening
+    an existing file that others may read: it holds a secret (the key, the sessions)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
+    if os.stat(path).st_mode & 0o077:
+        try:
+            os.chmod(path, 0o600)
+        except PermissionError:  # another user's file: theirs to tighten
+            pass
+
+
+def secret_key_from(path: Path) -> str:
+    """The key in `path`, or a new one written there (0600) when it has none."""
+    private_file(path)
+    key = path.read_text().strip()
+    if not key:
         from django.core.management.utils import get_random_secret_key
 
-        SECRET_KEY = get_random_secret_key()
-        _key_file.parent.mkdir(parents=True, exist_ok=True)
-        _key_file.write_text(SECRET_KEY)
+        key = get_random_secret_key()
+        with open(path, "w") as handle:
+            handle.write(key)
+    return key
+
+
+DEBUG = env_bool("DEBUG", False)
+# A key is generated per checkout on first run (var/secret_key, 0600) when none is
+# configured, so a fresh machine works without a secret ever being committed.
+SECRET_KEY = os.environ.get("SECRET_KEY", "") or secret_key_from(BASE_DIR / "var" / "secret_key")
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", "")
+# Behind an HTTPS proxy (README: secure cookies): cookies only over HTTPS, and the header
+# the proxy sets to say a request came in over HTTPS. Off by default: `make run` serves
+# plain HTTP on loopback.
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", False)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", False)
+SECURE_PROXY_SSL_HEADER = env_proxy_header("SECURE_PROXY_SSL_HEADER")
 
 # The workspace root: every memory file lives below it (SPEC §1).
 MY_AGENT_HOME = os.path.expanduser(os.environ.get("MY_AGENT_HOME", "~/.agent-home"))
@@ -132,6 +170,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "django_q",
+    "axes",
     "memory",
     "proposals",
     "wiki",
@@ -153,7 +192,25 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "memoryproject.middleware.ContentSecurityPolicyMiddleware",
     "memoryproject.middleware.AttributionMiddleware",
+    "memoryproject.middleware.DomainErrorPageMiddleware",
+    # Last, as django-axes requires: answers a locked-out sign-in.
+    "axes.middleware.AxesMiddleware",
 ]
+
+# Sign-in throttling (django-axes, docs/decisions.md): after MEMORY_LOGIN_FAILURE_LIMIT
+# failed sign-ins of one username from one address, that pair is refused (429) for
+# MEMORY_LOGIN_COOLOFF_MINUTES. Counted in the database, so it holds across web workers
+# and hosts. Covers the pages' and the admin's sign-in (API tokens are not passwords).
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("MEMORY_LOGIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = dt.timedelta(minutes=env_int("MEMORY_LOGIN_COOLOFF_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "memory/locked_out.html"
+AXES_VERBOSE = False
 
 ROOT_URLCONF = "memoryproject.urls"
 TEMPLATES = [
@@ -177,6 +234,10 @@ WSGI_APPLICATION = "memoryproject.wsgi.application"
 DATABASE_URL = os.environ.get("DATABASE_URL", f"sqlite:///{BASE_DIR / 'var' / 'memory.sqlite3'}")
 DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=0)}
 _db = DATABASES["default"]
+if _db["ENGINE"] == "django.db.backends.sqlite3" and _db["NAME"] not in ("", ":memory:"):
+    # The database holds live session keys: readable by this OS user only. SQLite gives
+    # its -wal and -shm files the database file's mode.
+    private_file(Path(_db["NAME"]))
 # Test databases are named per test session (inherited by the processes a test starts) so
 # several test runs on one machine never share one.
 _test_suffix = os.environ.setdefault("MEMORY_TEST_DB_SUFFIX", str(os.getpid()))
@@ -231,6 +292,10 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "memoryproject.api.exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+    # JSON only: a form-encoded or multipart body on a JSON endpoint is 415 (it would skip
+    # the JSON type rules), and JSON nested too deep is 400, never a RecursionError.
+    "DEFAULT_PARSER_CLASSES": ["memoryproject.api.JSONParser"],
+    "TEST_REQUEST_DEFAULT_FORMAT": "json",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Agent memory API",

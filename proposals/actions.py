@@ -147,25 +147,25 @@ def _base_hashes(proposal: Proposal) -> dict[str, str]:
 
 @contextlib.contextmanager
 def _locked_all(paths: list[str]) -> Iterator[None]:
-    """Hold the file locks of every path, taken in sorted order so two batches sharing
-    paths can never deadlock each other."""
-    with contextlib.ExitStack() as stack:
-        for path in sorted(set(paths)):
-            stack.enter_context(workspace.locked(path))
+    """Hold the file locks of every path, taken together (workspace.locked_many: in one
+    order everywhere) so two batches sharing paths can never deadlock each other."""
+    with workspace.locked_many(paths):
         yield
 
 
 def _write_texts(texts: dict[str, str | None]) -> None:
     """Write (or delete) every path; when one fails, put back those already written and
-    re-raise, so a batch is all or nothing on disk as well. Caller holds the locks."""
+    re-raise, so a batch is all or nothing on disk as well (the write that failed changed
+    nothing: writes are atomic). Caller holds the locks."""
     done: dict[str, str | None] = {}
     try:
         for path, text in texts.items():
-            done[path] = workspace.read(path)
+            old = workspace.read(path)
             if text is None:
                 workspace.delete(path)
             else:
                 workspace.write(path, text)
+            done[path] = old
     except BaseException:
         for path, old in done.items():
             with contextlib.suppress(Exception):
@@ -646,6 +646,10 @@ def can_undo(proposal: Proposal) -> bool:
     return proposal.status == APPROVED and proposal.undone_at is None
 
 
-def pending_count() -> int:
-    """How many proposals wait for a person (the badge, `GET /api/stats`)."""
-    return Proposal.objects.filter(status=PENDING).count()
+def pending_count(*, agent: Any = None) -> int:
+    """How many proposals wait for a person (the badge, `GET /api/stats`); with `agent`,
+    only that agent's."""
+    pending = Proposal.objects.filter(status=PENDING)
+    if agent is not None:
+        pending = pending.filter(agent=agent)
+    return pending.count()

@@ -345,11 +345,18 @@ def _fit_prompt(
 
 
 def _compile_step(run: Run) -> runs.Outcome:
+    # A note that cannot be read as text is left out and named in the reasons.
+    block = notes.read_notes_block(run.agent)
+    outcome = _compile(run, block)
+    outcome.reasons = [*block.left_out(), *outcome.reasons]
+    return outcome
+
+
+def _compile(run: Run, block: notes.NotesBlock) -> runs.Outcome:
     agent = run.agent
     provider = get_provider()
     if provider is None:
         return runs.Outcome(Run.Status.SKIPPED, NO_MODEL)
-    block = notes.read_notes_block(agent)
     if not block.note_names:
         return runs.Outcome(Run.Status.SKIPPED, "no daily notes to compile")
     if run.trigger == CHAINED:

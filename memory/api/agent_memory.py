@@ -24,8 +24,10 @@ from memory.models import Agent
 
 def _memory_json(agent: Agent) -> dict:
     # Text and hash from one read: a PUT with this hash is 409 over anything written since.
-    body, body_hash = workspace.read_with_hash(notes.memory_path(agent))
-    return {"body": body or "", "hash": body_hash}
+    found = workspace.read_file_locked(notes.memory_path(agent))
+    if found is None:
+        return {"body": "", "hash": workspace.ABSENT, "invalid_utf8": False}
+    return {"body": found.text, "hash": found.hash, "invalid_utf8": found.invalid_utf8}
 
 
 class MemoryView(APIView):

@@ -13,6 +13,7 @@ from memory.api.common import source_of, valid
 from memory.api.pagination import page_parameters, page_schema, paged
 from memory.api.serializers import BodyInputSerializer, NoteBodySerializer, NoteSerializer
 from memory.auth import agent_for
+from memory.errors import NotFound
 from memory.text import note_day
 
 
@@ -43,14 +44,19 @@ class NoteListView(APIView):
         return paged(request, listed, lambda page: [_note_json(info) for info in page])
 
 
-def _note_answer(name: str, body: str, *, code: int = status.HTTP_200_OK) -> Response:
+def _note_answer(agent, name: str, *, code: int = status.HTTP_200_OK) -> Response:
     day, _suffix = note_day(name) or (None, "")
+    # Text and hash from one read: a PUT with this hash is 409 over anything written since.
+    found = workspace.read_file_locked(notes.existing_note_path(agent, name))
+    if found is None:
+        raise NotFound(f"No note {notes.note_file_name(name)} for agent {agent.id}.")
     return Response(
         {
             "day": day.isoformat() if day else None,
             "name": notes.note_file_name(name),
-            "body": body,
-            "hash": workspace.hash_text(body),
+            "body": found.text,
+            "hash": found.hash,
+            "invalid_utf8": found.invalid_utf8,
         },
         status=code,
     )
@@ -60,7 +66,7 @@ class NoteView(APIView):
     @extend_schema(responses=NoteBodySerializer)
     def get(self, request: Request, agent_id: str, name: str) -> Response:
         agent = agent_for(request, agent_id)
-        return _note_answer(name, notes.read_note(agent, name))
+        return _note_answer(agent, name)
 
     @extend_schema(
         request=BodyInputSerializer, responses={200: NoteBodySerializer, 201: NoteBodySerializer}
@@ -72,7 +78,5 @@ class NoteView(APIView):
         source_of(request, data.get("source"))  # a nonsense source is refused
         created = notes.write_note(agent, name, data["body"], base_hash=data.get("base_hash"))
         return _note_answer(
-            name,
-            notes.read_note(agent, name),
-            code=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
+            agent, name, code=status.HTTP_201_CREATED if created else status.HTTP_200_OK
         )

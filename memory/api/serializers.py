@@ -32,7 +32,8 @@ class AgentSerializer(serializers.ModelSerializer):
     """`{"id", "name", "is_default", "autonomous", "memory_consolidate"}`. The id is set on
     creation only; `is_default` is read-only (the master agent exists after migrate)."""
 
-    id = TextField(max_length=64, validators=[AGENT_ID_VALIDATOR])
+    # Not trimmed: "helper\n" is not the id "helper" (422), it is refused as it came.
+    id = TextField(max_length=64, validators=[AGENT_ID_VALIDATOR], trim_whitespace=False)
     name = TextField(max_length=200)
     memory_consolidate = TextField(max_length=100, allow_blank=True, required=False, default="")
 
@@ -68,6 +69,7 @@ class FactSerializer(serializers.Serializer):
     updated = serializers.CharField()
     body = serializers.CharField()
     stale = serializers.BooleanField()
+    invalid_utf8 = serializers.BooleanField(default=False)  # bytes read as U+FFFD
 
 
 class FactInputSerializer(serializers.Serializer):
@@ -84,6 +86,9 @@ class UserSerializer(serializers.Serializer):
     facts = FactSerializer(many=True)
     index = serializers.CharField()
     hash = serializers.CharField()  # of USER.md, for base_hash
+    # USER.md has bytes that are not UTF-8: `body` shows them as U+FFFD, and a PUT
+    # replaces them.
+    invalid_utf8 = serializers.BooleanField(default=False)
 
 
 class BodyInputSerializer(serializers.Serializer):
@@ -96,6 +101,7 @@ class BodyInputSerializer(serializers.Serializer):
 class FileBodySerializer(serializers.Serializer):
     body = serializers.CharField()
     hash = serializers.CharField()  # sha256 of the file ("absent" when missing)
+    invalid_utf8 = serializers.BooleanField(default=False)  # bytes read as U+FFFD
 
 
 class NoteSerializer(serializers.Serializer):
@@ -147,6 +153,7 @@ class NoteBodySerializer(serializers.Serializer):
     name = serializers.CharField()
     body = serializers.CharField()
     hash = serializers.CharField()
+    invalid_utf8 = serializers.BooleanField(default=False)  # bytes read as U+FFFD
 
 
 class SaveResultSerializer(serializers.Serializer):

@@ -10,19 +10,36 @@ from rest_framework.views import APIView
 
 from memory import facts, notes
 from memory.api.serializers import StatsSerializer
+from memory.auth import agent_id_of
+from memory.errors import PathRefused
 from memory.models import Agent
 from proposals import actions
+
+
+def _note_count(agent: Agent) -> int:
+    try:
+        return notes.count_notes(agent)
+    except PathRefused:  # an agent dir that cannot be used (a link) holds no notes here
+        return 0
 
 
 class StatsView(APIView):
     @extend_schema(responses=StatsSerializer)
     def get(self, request: Request) -> Response:
-        agents = list(Agent.objects.all())
+        """The owner sees every count; an agent token only its own agent's (its pending
+        proposals, its notes) and the shared facts it can read anyway."""
+        own = agent_id_of(request)
+        if own is None:
+            agents = list(Agent.objects.all())
+            pending = actions.pending_count()
+        else:
+            agents = list(Agent.objects.filter(pk=own))
+            pending = actions.pending_count(agent=own)
         return Response(
             {
-                "pending_proposals": actions.pending_count(),
+                "pending_proposals": pending,
                 "agents": len(agents),
                 "facts": facts.count_facts(),
-                "notes": sum(notes.count_notes(agent) for agent in agents),
+                "notes": sum(_note_count(agent) for agent in agents),
             }
         )

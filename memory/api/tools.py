@@ -66,11 +66,9 @@ class ToolCallView(APIView):
     def post(self, request: Request, agent_id: str, tool: str) -> Response:
         agent = agent_for(request, agent_id)
         try:
-            arguments = request.data
-        except ParseError:
-            raise InvalidInput("The body is not valid JSON.") from None
-        if hasattr(arguments, "dict"):  # a form-encoded body (QueryDict)
-            arguments = arguments.dict()
+            arguments = request.data  # JSON only: another content type is 415
+        except ParseError as exc:
+            raise InvalidInput(f"The body is not valid JSON ({exc.detail}).") from None
         if not isinstance(arguments, dict):
             raise InvalidInput("The body must be a JSON object of the tool's arguments.")
         source = caller_of(request).source()

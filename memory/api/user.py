@@ -22,13 +22,14 @@ from memory.api.serializers import (
 
 def _user_json() -> dict:
     # Text and hash from one read: a PUT with this hash is 409 over anything written since.
-    body, body_hash = workspace.read_with_hash(facts.user_path())
+    found = workspace.read_file_locked(facts.user_path())
     return UserSerializer(
         {
-            "body": body or "",
+            "body": found.text if found else "",
             "facts": [fact.as_dict() for fact in facts.list_facts()],
             "index": facts.read_index(),
-            "hash": body_hash,
+            "hash": found.hash if found else workspace.ABSENT,
+            "invalid_utf8": bool(found and found.invalid_utf8),
         }
     ).data
 

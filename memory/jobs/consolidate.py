@@ -187,13 +187,29 @@ class Outcome(runs.Outcome):
 
 
 def rewrite_step(run: Run) -> Outcome:
-    """Rewrite the run's agent's MEMORY.md from its recent notes, as a proposal."""
+    """Rewrite the run's agent's MEMORY.md from its recent notes, as a proposal. A note
+    that cannot be read as text is left out and named in the run's reasons."""
+    block = notes.read_notes_block(run.agent)
+    outcome = _rewrite(run, block)
+    outcome.reasons = [*block.left_out(), *outcome.reasons]
+    return outcome
+
+
+def _rewrite(run: Run, block: notes.NotesBlock) -> Outcome:
     agent = run.agent
     path = notes.memory_path(agent)
-    old_text = workspace.read(path)
-    old_hash = workspace.hash_text(old_text)
+    found = workspace.read_file(path)
+    if found is not None and found.invalid_utf8:
+        # A rewrite would replace the bytes it cannot read, and undo could not put them
+        # back: the person fixes the file first.
+        return Outcome(
+            Run.Status.FAILED,
+            "MEMORY.md has bytes that are not UTF-8 text; fix the file (it reads with "
+            "U+FFFD in their place) and run again. Nothing proposed",
+        )
+    old_text = found.text if found is not None else None
+    old_hash = found.hash if found is not None else workspace.ABSENT
     old_text = old_text or ""
-    block = notes.read_notes_block(agent)
     if not block.note_names:
         return Outcome(Run.Status.SKIPPED, "no daily notes to read")
     # "Nothing new" by content, not by mtime (a clone or a sync renews every mtime, and an

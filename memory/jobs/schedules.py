@@ -16,7 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 
-from croniter import croniter
+from croniter import CroniterBadDateError, croniter
 from django.utils import timezone
 from django_q.models import Schedule
 
@@ -34,7 +34,8 @@ REAPER_MINUTES = 5
 
 def validate_cron(expr: str) -> str:
     """The cron expression, stripped; "" means "no schedule". Five fields (minute hour
-    day month weekday), as croniter reads them. Raises InvalidInput (422) otherwise."""
+    day month weekday), as croniter reads them, that fire at some time: `0 0 31 2 *`
+    (31 February) parses but never comes. Raises InvalidInput (422) otherwise."""
     if expr is None:
         return ""
     if not isinstance(expr, str):
@@ -47,6 +48,13 @@ def validate_cron(expr: str) -> str:
             f"Invalid cron expression {expr!r}: expected five fields, e.g. '0 3 * * *'.",
             field="memory_consolidate",
         )
+    try:
+        next_run_of(expr)
+    except (CroniterBadDateError, ValueError, OverflowError):
+        raise InvalidInput(
+            f"The cron expression {expr!r} never fires (no such date comes).",
+            field="memory_consolidate",
+        ) from None
     return expr
 
 

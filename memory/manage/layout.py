@@ -18,8 +18,8 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 
-from memory.agents import default_agent
-from memory.errors import Conflict, DomainError, NotFound
+from memory.agents import default_agent, dir_problems
+from memory.errors import Conflict, DiskFull, DomainError, NotFound, WorkspaceReadOnly
 from memory.jobs.llm import get_provider
 from memory.models import Agent, Run
 from memory.owner import is_owner
@@ -85,19 +85,42 @@ def page(
         "pending_count": actions.pending_count(),
         "model": model_status(),
         "zone": zone_name(),
+        # An agent dir that cannot be used (a symbolic link, …) is said on every page.
+        "agent_problems": [
+            (other.pk, problems) for other in agents if (problems := dir_problems(other))
+        ],
     }
     return render(request, template, {**base, **context}, status=status)
 
 
+def error_label(exc: DomainError) -> str:
+    if isinstance(exc, Conflict):
+        return _("Conflict")
+    if isinstance(exc, NotFound):
+        return _("Not found")
+    if isinstance(exc, DiskFull):
+        return _("Disk full")
+    if isinstance(exc, WorkspaceReadOnly):
+        return _("Workspace read-only")
+    return _("Not saved")
+
+
 def report_error(request: HttpRequest, exc: DomainError) -> None:
     """A domain error as a message on the next page."""
-    if isinstance(exc, Conflict):
-        label = _("Conflict")
-    elif isinstance(exc, NotFound):
-        label = _("Not found")
-    else:
-        label = _("Not saved")
-    messages.error(request, f"{label}: {exc.message}")
+    messages.error(request, f"{error_label(exc)}: {exc.message}")
+
+
+def error_page(request: HttpRequest, exc: DomainError) -> HttpResponse:
+    """A domain error no view turned into a message (a full disk under a form that does
+    not expect one, an agent dir that is a link…): the message on a page of its own, with
+    the error's status (507, 503, 422…), never a 500."""
+    return page(
+        request,
+        "memory/error.html",
+        {"label": error_label(exc), "message": exc.message},
+        tab="",
+        status=exc.status_code,
+    )
 
 
 def back(request: HttpRequest, fallback: str) -> HttpResponseRedirect:

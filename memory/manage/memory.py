@@ -43,10 +43,23 @@ def memory_home(request: HttpRequest) -> HttpResponse:
     """USER.md, the facts (with filter), links to each agent's memory."""
     # Hash what was read (None for a missing file), so saving onto a file created
     # meanwhile is caught as a conflict too.
-    raw, raw_hash = workspace.read_with_hash(facts.user_path())
-    user_body = raw or ""
+    found = workspace.read_file_locked(facts.user_path())
+    user_body = found.text if found else ""
+    raw_hash = found.hash if found else workspace.ABSENT
     user_form = FileForm(initial={"body": user_body, "base_hash": raw_hash})
-    return _memory_home(request, user_form, user_body)
+    return _memory_home(request, user_form, user_body, warnings=bad_bytes_warning(found))
+
+
+def bad_bytes_warning(found: workspace.FileText | None) -> list[str]:
+    """The warning a page shows for a file with bytes that are not UTF-8 (issue 10.6)."""
+    if found is None or not found.invalid_utf8:
+        return []
+    return [
+        _(
+            "This file has bytes that are not UTF-8 text; they are shown as replacement "
+            "characters. Saving replaces them with those characters."
+        )
+    ]
 
 
 def _memory_home(
@@ -55,6 +68,7 @@ def _memory_home(
     shown_body: str,
     status: int = 200,
     new_fact_form: NewFactForm | None = None,
+    warnings=(),
 ):
     query = (request.GET.get("fq") or "").strip()
     fact_type = request.GET.get("type") or ""
@@ -84,6 +98,7 @@ def _memory_home(
             "first_run": not shown_body.strip() and not all_facts,
             "user_template": USER_TEMPLATE,
             "index_count": count_info(workspace.read(facts.INDEX_PATH) or "", INDEX_CAP),
+            "file_warnings": list(warnings),
         },
         tab="memory",
         status=status,
@@ -119,7 +134,7 @@ def save_user(request: HttpRequest) -> HttpResponse:
         exc = _explained(error, facts.user_path())
         report_error(request, exc)
         # Show what the owner typed, so nothing is lost; the base stays the old one.
-        return _memory_home(request, form, body, status=409 if isinstance(exc, Conflict) else 422)
+        return _memory_home(request, form, body, status=exc.status_code)
     messages.success(request, _("USER.md saved."))
     return redirect("memory-pages:home")
 
@@ -235,16 +250,16 @@ def agent_memory(request: HttpRequest, agent_id: str) -> HttpResponse:
                 notes.write_memory(agent, body, base_hash=form.cleaned_data["base_hash"] or None)
             except DomainError as exc:
                 report_error(request, _explained(exc, rel))
-                return _agent_memory(request, agent, form, body, status=409)
+                return _agent_memory(request, agent, form, body, status=exc.status_code)
             messages.success(request, _("MEMORY.md saved."))
             return redirect("memory-pages:agent-memory", agent_id=agent.pk)
-    raw, raw_hash = workspace.read_with_hash(notes.memory_path(agent))
-    form = FileForm(initial={"body": raw or "", "base_hash": raw_hash})
-    body = raw or ""
-    return _agent_memory(request, agent, form, body)
+    found = workspace.read_file_locked(notes.memory_path(agent))
+    body = found.text if found else ""
+    form = FileForm(initial={"body": body, "base_hash": found.hash if found else workspace.ABSENT})
+    return _agent_memory(request, agent, form, body, warnings=bad_bytes_warning(found))
 
 
-def _agent_memory(request, agent: Agent, form: FileForm, body: str, status: int = 200):
+def _agent_memory(request, agent: Agent, form: FileForm, body: str, status: int = 200, warnings=()):
     return page(
         request,
         "memory/agent_memory.html",
@@ -254,6 +269,7 @@ def _agent_memory(request, agent: Agent, form: FileForm, body: str, status: int 
             "notes": (pager := paginate(request, notes.list_notes(agent), label=_("notes"))).items,
             "pager": pager,
             "memory_path": notes.memory_path(agent),
+            "file_warnings": list(warnings),
         },
         tab="memory",
         agent=agent,
@@ -267,9 +283,12 @@ def note_detail(request: HttpRequest, agent_id: str, name: str) -> HttpResponse:
     agent = agent_or_404(request, agent_id)
     try:
         rel = notes.existing_note_path(agent, name)
-        text = notes.read_note(agent, name)
+        found = workspace.read_file_locked(rel)
     except DomainError as exc:
         raise Http404(exc.message) from None
+    if found is None:
+        raise Http404(_("No such note."))
+    text = found.text
     status = 200
     if request.method == "POST":
         form = FileForm(request.POST)
@@ -283,12 +302,12 @@ def note_detail(request: HttpRequest, agent_id: str, name: str) -> HttpResponse:
                 )
             except DomainError as exc:
                 report_error(request, _explained(exc, rel))
-                status = 409
+                status = exc.status_code
             else:
                 messages.success(request, _("Note saved."))
                 return redirect("memory-pages:note", agent_id=agent.pk, name=name)
     else:
-        form = FileForm(initial={"body": text, "base_hash": workspace.hash_text(text)})
+        form = FileForm(initial={"body": text, "base_hash": found.hash})
     return page(
         request,
         "memory/note.html",
@@ -297,6 +316,7 @@ def note_detail(request: HttpRequest, agent_id: str, name: str) -> HttpResponse:
             "path": rel,
             "form": form,
             "body_html": render_markdown(text),
+            "file_warnings": bad_bytes_warning(found),
             "lines": numbered_lines(text, request.GET.get("q") or ""),
         },
         tab="memory",

@@ -12,7 +12,7 @@ import pytest
 
 from memory import facts, notes
 from memory import workspace as ws
-from memory.errors import InvalidInput
+from memory.errors import DiskFull, InvalidInput
 from memory.text import note_day
 
 
@@ -171,7 +171,7 @@ def test_write_many_changes_nothing_when_one_file_cannot_be_written(workspace, m
         return real_write(fd, data)
 
     monkeypatch.setattr(os, "write", full_disk)
-    with pytest.raises(OSError):
+    with pytest.raises(DiskFull):
         ws.write_many({"a.md": "new a\n", "sub/b.md": "new b\n"})
     monkeypatch.undo()
     assert (ws.read("a.md"), ws.read("sub/b.md")) == ("old a\n", "old b\n")
@@ -207,3 +207,25 @@ def test_list_names_and_file_infos_skip_what_list_files_skips(workspace):
     assert ws.list_names("d") == ["a.md"] == [i.path[2:] for i in ws.list_files("d")]
     assert [info.path for info in ws.file_infos("d", ["a.md", "link.md", "gone.md"])] == ["d/a.md"]
     assert ws.list_names("missing") == []
+
+
+def test_write_many_keeps_each_files_mode_line_endings_and_bom(workspace):
+    crlf, bom = workspace / "a.md", workspace / "sub" / "b.md"
+    crlf.write_bytes(b"old\r\nlines\r\n")
+    crlf.chmod(0o640)
+    bom.parent.mkdir()
+    bom.write_bytes(b"\xef\xbb\xbfold b\n")
+
+    ws.write_many({"a.md": "new\nlines\n", "sub/b.md": "new b\n", "c.md": "fresh\n"})
+
+    assert crlf.read_bytes() == b"new\r\nlines\r\n"
+    assert crlf.stat().st_mode & 0o777 == 0o640
+    assert bom.read_bytes() == b"\xef\xbb\xbfnew b\n"
+    assert (workspace / "c.md").read_bytes() == b"fresh\n"
+    assert (workspace / "c.md").stat().st_mode & 0o777 == 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

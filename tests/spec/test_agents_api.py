@@ -104,13 +104,17 @@ def test_the_owner_edits_an_agent_but_never_its_id(owner_client, helper_agent):
 
 
 def test_it_reads_and_writes_memory_md(owner_client, helper_agent, workspace):
-    empty = {"body": "", "hash": hash_text("")}
+    empty = {"body": "", "hash": hash_text(""), "invalid_utf8": False}
     assert owner_client.get("/api/agents/helper/memory").json() == empty
     response = owner_client.put(
         "/api/agents/helper/memory", {"body": "- Owner: Minh\n"}, format="json"
     )
     assert response.status_code == 200
-    written = {"body": "- Owner: Minh\n", "hash": hash_text("- Owner: Minh\n")}
+    written = {
+        "body": "- Owner: Minh\n",
+        "hash": hash_text("- Owner: Minh\n"),
+        "invalid_utf8": False,
+    }
     assert response.json() == written
     assert (workspace / "agents/helper/MEMORY.md").read_text() == "- Owner: Minh\n"
     assert owner_client.get("/api/agents/helper/memory").json() == written

@@ -13,11 +13,11 @@ import pytest
 
 
 def _snapshot(home: Path) -> dict[str, bytes]:
-    # Lock files (hidden, empty, named *.lock) are the workspace's own machinery.
+    # The lock pool (.memory-locks/) is the workspace's own machinery.
     return {
         str(p.relative_to(home)): p.read_bytes()
         for p in sorted(home.rglob("*"))
-        if p.is_file() and not p.name.endswith(".lock")
+        if p.is_file() and ".memory-locks" not in p.parts
     }
 
 

@@ -29,6 +29,7 @@ def test_it_writes_reads_and_lists_notes(owner_client, master, workspace):
         "name": "2026-11-29.md",
         "body": "# 2026-11-29\n",
         "hash": hash_text("# 2026-11-29\n"),
+        "invalid_utf8": False,
     }
     replaced = owner_client.put(f"{url}/2026-11-29.md", {"body": "- a\n"}, format="json")
     assert replaced.status_code == 200
@@ -40,6 +41,7 @@ def test_it_writes_reads_and_lists_notes(owner_client, master, workspace):
         "name": "2026-11-29.md",
         "body": "- a\n",
         "hash": hash_text("- a\n"),
+        "invalid_utf8": False,
     }
     listed = owner_client.get(url).json()["results"]
     assert [(n["day"], n["name"], n["size"]) for n in listed] == [

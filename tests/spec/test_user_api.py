@@ -17,6 +17,7 @@ def test_it_shows_user_md_with_the_facts_and_the_index(owner_client, workspace):
         "facts": [],
         "index": "",
         "hash": ABSENT,
+        "invalid_utf8": False,
     }
     assert (
         owner_client.put("/api/memory/user", {"body": "Tôi là Minh.\n"}, format="json").status_code
@@ -36,10 +37,12 @@ def test_it_shows_user_md_with_the_facts_and_the_index(owner_client, workspace):
                 "updated": today,
                 "body": "Nói hôm 2026-11-02.",
                 "stale": False,
+                "invalid_utf8": False,
             }
         ],
         "index": "- [pho](pho.md) (preference) — Thích phở bò\n",
         "hash": hash_text("Tôi là Minh.\n"),
+        "invalid_utf8": False,
     }
     assert (workspace / "users/owner/USER.md").read_text(encoding="utf-8") == "Tôi là Minh.\n"
 

@@ -259,6 +259,12 @@ def test_it_lints_each_kind_and_regenerates_reports_whole(owner_client, master, 
     assert "Who pays?" in text
     stale_md = workspace / WIKI / "reports/stale.md"
     questions_md = workspace / WIKI / "reports/open-questions.md"
+    # A GET computes the report and writes nothing (issue 10.10); an edit regenerates the
+    # report files.
+    assert not stale_md.exists() and not questions_md.exists()
+    owner_client.put(
+        "/api/agents/master/memory/wiki/pages/reviewme", data={"body": "x\n"}, format="json"
+    )
     assert stale_md.exists() and questions_md.exists()
     assert "oldie" in stale_md.read_text(encoding="utf-8").lower()
     assert "undated" in stale_md.read_text(encoding="utf-8").lower()
@@ -269,7 +275,6 @@ def test_it_lints_each_kind_and_regenerates_reports_whole(owner_client, master, 
     owner_client.put(
         "/api/agents/master/memory/wiki/pages/oldie", data={"body": "fresh now\n"}, format="json"
     )
-    owner_client.get("/api/agents/master/memory/wiki/report")
     stale_text = stale_md.read_text(encoding="utf-8").lower()
     assert "oldie" not in stale_text and "undated" in stale_text
     assert stale_text.count("undated") == 1 or stale_text.count("undated") == stale_text.count(
@@ -285,8 +290,10 @@ def test_it_keeps_reports_whole_across_repeated_requests(owner_client, master, w
         "title: Undated\nkind: concept\nsources: [conv:1]\nstatus: ok\n",
         "x\n",
     )
-    owner_client.get("/api/agents/master/memory/wiki/report")
+    page = {"title": "Other", "kind": "entity", "sources": ["conv:2"], "body": "y\n"}
+    owner_client.put("/api/agents/master/memory/wiki/pages/other", data=page, format="json")
     first = (workspace / WIKI / "reports/stale.md").read_text(encoding="utf-8")
-    owner_client.get("/api/agents/master/memory/wiki/report")
-    owner_client.get("/api/agents/master/memory/wiki/report")
+    for _ in range(2):
+        owner_client.get("/api/agents/master/memory/wiki/report")
+        owner_client.put("/api/agents/master/memory/wiki/pages/other", data=page, format="json")
     assert (workspace / WIKI / "reports/stale.md").read_text(encoding="utf-8") == first

@@ -156,16 +156,18 @@ def test_anonymous_requests_are_refused(anon_client, master):
     assert anon_client.get(BASE).status_code in (401, 403)
 
 
-def test_the_report_is_data_and_regenerates_the_report_files(owner_client, master):
+def test_the_report_is_data_and_the_report_files_come_from_edits(owner_client, master):
     pages.save_page(
         master, title="Eco", kind="entity", sources=["conv:1"], body="[[Ghost]]",
         questions=["Who pays?"], status="review",
     )  # fmt: skip
+    assert "- Who pays?" in workspace.read("memory/wiki/reports/open-questions.md")
     workspace.delete("memory/wiki/reports/open-questions.md")
     report = owner_client.get(f"{BASE}/report").json()
     assert report["counts"] == {"unsourced": 0, "dangling": 1, "review": 1, "stale": 0}
     assert report["open_questions"] == [{"slug": "eco", "title": "Eco", "question": "Who pays?"}]
-    assert "- Who pays?" in workspace.read("memory/wiki/reports/open-questions.md")
+    # A GET never writes (issue 10.10): the next edit or compile puts the file back.
+    assert workspace.read("memory/wiki/reports/open-questions.md") is None
 
 
 def test_post_compile_answers_202_with_the_run(owner_client, master, no_model):

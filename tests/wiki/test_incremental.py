@@ -266,7 +266,7 @@ def test_loading_and_reading_write_nothing(master, settings, workspace):
     pages.get_page(master, "hub")
     pages.list_pages(master)
     pages.search_pages(master, "hub")
-    report = pages.current_report(master)
+    report = pages.report(master)
     assert _every_file(workspace) == before
     assert report["counts"]["unsourced"] == 1  # the hand-made page, linted on read
 

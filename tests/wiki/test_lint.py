@@ -89,7 +89,7 @@ def test_lint_deletes_nothing(master, workspace):
 
 def test_the_reports_are_regenerated_whole(master):
     make_vault()
-    pages.report(master)
+    pages.refresh(master)  # what every edit and compile does
     stale = workspace.read("memory/wiki/reports/stale.md")
     assert "- Old (syntheses/old.md): updated" in stale
     assert "- Undated (syntheses/undated.md): no updated date" in stale
@@ -112,7 +112,7 @@ def test_the_reports_are_regenerated_whole(master):
 
 def test_reports_are_not_pages_and_are_written_only_when_changed(master, workspace):
     make_vault()
-    pages.report(master)
+    pages.refresh(master)  # what every edit and compile does
     assert "stale" not in [page.slug for page in pages.list_pages(master)]
     report_file = workspace / "memory/wiki/reports/stale.md"
     mtime = report_file.stat().st_mtime_ns
@@ -125,7 +125,7 @@ def test_hand_made_pages_are_left_as_written_until_the_app_writes_them(master):
     # touches a hand-made page; once the app writes it, the block comes with its links.
     make_vault()
     before = workspace.read("memory/wiki/concepts/concept-a.md")
-    pages.report(master)
+    pages.refresh(master)  # what every edit and compile does
     assert workspace.read("memory/wiki/concepts/concept-a.md") == before
     pages.save_page(master, slug="concept-a", body="See [[Nobody Wrote This]].", partial=True)
     text = workspace.read("memory/wiki/concepts/concept-a.md")

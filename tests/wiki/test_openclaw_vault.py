@@ -63,11 +63,14 @@ def test_folder_links_resolve_and_openclaws_related_block_is_not_the_authors(vau
 def test_a_refresh_and_the_report_leave_every_openclaw_file_as_it_is(vault, master):
     before = files_of(vault)
     report = pages.report(master)
+    # The report is computed on read: nothing is written (issue 10.10).
+    assert files_of(vault) == before
+    assert report["reports"]["open_questions"].endswith("reports/open-questions.md")
+    pages.refresh(master)  # what an edit or a compile does
     after = files_of(vault)
     assert {path: data for path, data in after.items() if path in before} == before
     # Its own reports/open-questions.md is OpenClaw's: not overwritten.
     assert set(after) - set(before) == {"reports/stale.md"}
-    assert report["reports"]["open_questions"].endswith("reports/open-questions.md")
 
 
 def test_lint_reports_real_problems_not_field_names(vault, master):

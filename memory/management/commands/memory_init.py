@@ -5,8 +5,10 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
+from memory import workspace
 from memory.agents import default_agent, ensure_all_dirs
 from memory.binding import require_own_workspace
+from memory.errors import DomainError
 from memory.models import ApiToken
 
 OWNER_USERNAME = "owner"
@@ -14,8 +16,11 @@ OWNER_USERNAME = "owner"
 
 class Command(BaseCommand):
     help = (
-        "Create the workspace directories of every agent (run at start-up). On the first "
-        "run (no owner account yet) create the owner and print, once, how to sign in."
+        "Make the workspace ready (run at start-up): the lock pool, stale temp files of "
+        "killed writes removed, the directories of every agent. Never fails on the "
+        "workspace's state: an agent dir that cannot be used (a symbolic link, a read-only "
+        "disk) is reported with the reason. On the first run (no owner account yet) "
+        "create the owner and print, once, how to sign in."
     )
 
     def add_arguments(self, parser) -> None:
@@ -26,11 +31,27 @@ class Command(BaseCommand):
     def handle(self, *args, **options) -> None:
         require_own_workspace()
         default_agent()
-        ensure_all_dirs()
+        self.prepare_workspace()
         created = create_first_owner()
         if created is not None:
             password, token_key = created
             self.stdout.write(first_run_text(options["port"], password, token_key))
+
+    def prepare_workspace(self) -> None:
+        try:
+            workspace.prepare()
+        except DomainError as exc:
+            self.stderr.write(f"memory_init: the workspace cannot take writes: {exc.message}")
+        removed = workspace.remove_stale_temp_files()
+        if removed:
+            self.stdout.write(
+                f"memory_init: removed {len(removed)} temp file(s) left by killed writes: "
+                + ", ".join(removed[:10])
+            )
+        for agent_id, problems in ensure_all_dirs().items():
+            who = f"agent {agent_id}" if agent_id else "the user scope"
+            for problem in problems:
+                self.stderr.write(f"memory_init: {who} cannot be used: {problem}")
 
 
 def create_first_owner() -> tuple[str, str] | None:

@@ -61,12 +61,18 @@ GET_TARGET = 0.050
 
 
 def setup_django(home: Path) -> None:
+    """Django on the vault's workspace with its own SQLite database, migrated: every write
+    records its version in the file history, as in the app."""
     os.environ["MY_AGENT_HOME"] = str(home)
+    os.environ["DATABASE_URL"] = f"sqlite:///{home.parent / 'bench.sqlite3'}"
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryproject.settings")
     sys.path.insert(0, str(ROOT))
     import django
 
     django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
 
 
 def build_vault(home: Path, count: int, per_page: int, rng: random.Random) -> None:
@@ -159,7 +165,7 @@ def main() -> None:
     from memory.models import Agent
     from wiki import pages, vault
 
-    agent = Agent(id="master", name="Master", is_default=True)  # not saved: no DB needed
+    agent = Agent.objects.get(is_default=True)  # the master agent the migrations made
     rng = random.Random(42)
     try:
         build_vault(home, args.pages, args.links_per_page, rng)

@@ -285,7 +285,7 @@ def index_text(facts: list[Fact]) -> str:
 # directory included). The state file is derived: lost or stale, it costs one
 # regeneration.
 
-INDEX_STATE_PATH = ".memory-state/facts-index.json"
+INDEX_STATE_PATH = f"{workspace.STATE_DIR}/facts-index.json"
 _STATE_VERSION = 2
 _RECONCILE_MARGIN_NS = 1_000_000_000
 

@@ -75,6 +75,7 @@ logger = log
 
 LOCK_DIR = ".memory-locks"
 CHANGES_DIR = ".memory-changes"
+STATE_DIR = ".memory-state"  # derived state (the facts index's, the wiki's change lists)
 CHANGES_SEGMENT_BYTES = 1 << 20  # a segment of the change log is closed past this size
 CHANGES_KEEP = 16  # segments kept; a reader further behind rescans everything
 ABSENT = "absent"  # the hash of a file that does not exist
@@ -491,9 +492,9 @@ def _lock_dir() -> Path:
     return root() / LOCK_DIR
 
 
-def _ensure_lock_dir(directory: Path) -> None:
-    """The lock directory with its `.gitignore` (`*`: locks never show up in the owner's
-    git). Only writers call this."""
+def _ensure_machinery_dir(directory: Path) -> None:
+    """A directory of the app's machinery (the lock pool, the derived state) with its
+    `.gitignore` (`*`: never in the owner's git). Only writers call this."""
     if not directory.is_dir():
         directory.mkdir(parents=True, exist_ok=True)
     ignore = directory / ".gitignore"
@@ -536,7 +537,7 @@ def _open_stripe(directory: Path, kind: str, number: int, *, shared: bool, rel: 
         try:
             return os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
         except FileNotFoundError:
-            _ensure_lock_dir(directory)
+            _ensure_machinery_dir(directory)
             return os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
 
 
@@ -1390,7 +1391,7 @@ def volume_now_ns() -> int:
         try:
             fd = os.open(lock_dir / "clock", os.O_RDWR | os.O_CREAT, 0o666)
         except FileNotFoundError:
-            _ensure_lock_dir(lock_dir)
+            _ensure_machinery_dir(lock_dir)
             fd = os.open(lock_dir / "clock", os.O_RDWR | os.O_CREAT, 0o666)
     try:
         os.utime(fd)
@@ -1405,13 +1406,16 @@ def volume_now_ns() -> int:
 def prepare() -> None:
     """Make the workspace ready for writers (called at start-up by memory_init): the lock
     pool's directory with its `.gitignore` and every stripe, so readers always find the
-    stripe they share; lock files of older versions (one per path) are removed. Raises
-    DiskFull / WorkspaceReadOnly when the workspace cannot be written."""
+    stripe they share; lock files of older versions (one per path) are removed; the
+    derived-state directory with its `.gitignore`. Raises DiskFull / WorkspaceReadOnly when
+    the workspace cannot be written."""
     directory = _lock_dir()
     wanted = {_stripe_name("f", n) for n in range(FILE_STRIPES)}
     wanted |= {_stripe_name("g", n) for n in range(GUARD_STRIPES)}
+    with _storage(STATE_DIR):
+        _ensure_machinery_dir(root() / STATE_DIR)
     with _storage(LOCK_DIR):
-        _ensure_lock_dir(directory)
+        _ensure_machinery_dir(directory)
         present = set(os.listdir(directory))
         for name in sorted(wanted - present):
             os.close(os.open(directory / name, os.O_RDWR | os.O_CREAT, 0o666))

@@ -711,7 +711,7 @@ def with_changes(vault: Vault, changes: dict[str, str | None]) -> Vault:
 # re-reads the paths named since; one whose generation is no longer in the list, or that
 # sees another token (the list was lost and restarted), reconciles.
 
-CHANGES_DIR = ".memory-state/wiki"
+CHANGES_DIR = f"{workspace.STATE_DIR}/wiki"
 CHANGES_KEPT = 512
 
 

@@ -24,7 +24,7 @@ def tree(root) -> dict[str, bytes]:
     found = {}
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root).as_posix()
-        if rel.startswith(".memory-locks"):
+        if rel.startswith((".memory-locks", ".memory-state")):  # machinery, git-ignored
             continue
         if path.is_symlink():
             found[rel] = b"-> " + os.readlink(path).encode()

@@ -242,6 +242,8 @@ def test_prepare_makes_the_pool_and_removes_old_per_path_lock_files(workspace):
     assert old.name not in names
     assert len(names) == ws.FILE_STRIPES + ws.GUARD_STRIPES + 1
     assert ".gitignore" in names
+    # The derived state (facts index, wiki change lists) is machinery too: not in git.
+    assert (workspace / ".memory-state" / ".gitignore").read_text() == "*\n"
 
 
 def test_reading_never_creates_a_lock_file(workspace):

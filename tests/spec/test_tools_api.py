@@ -173,15 +173,21 @@ def test_memory_get_checks_integer_arguments_strictly(master_client, workspace, 
 
 def test_memory_get_pages_long_files_over_rest(master_client, workspace):
     (workspace / "memory").mkdir()
-    (workspace / "memory" / "long.md").write_text("".join(f"{n}\n" for n in range(1, 201)))
+    (workspace / "memory" / "long.md").write_text("".join(f"{n}\n" for n in range(1, 301)))
     first = call(master_client, "master", "memory_get", path="memory/long.md", source="chat")
     assert first.json()["result"] == "".join(f"{n}\n" for n in range(1, 121)) + (
         "[… more: call memory_get with from_line=121]"
     )
-    rest = call(
+    second = call(
         master_client, "master", "memory_get", path="memory/long.md", from_line=121, source="chat"
     )
-    assert rest.json()["result"] == "".join(f"{n}\n" for n in range(121, 201))
+    assert second.json()["result"] == "".join(f"{n}\n" for n in range(121, 241)) + (
+        "[… more: call memory_get with from_line=241]"
+    )
+    rest = call(
+        master_client, "master", "memory_get", path="memory/long.md", from_line=241, source="chat"
+    )
+    assert rest.json()["result"] == "".join(f"{n}\n" for n in range(241, 301))
 
 
 # --- user_memory_save / user_memory_forget -------------------------------------------------

@@ -202,6 +202,11 @@ def test_it_stores_user_md_whole_past_the_cap(owner_client, master, workspace):
         "2026-09-19%00",
         "26-09-19",
         "2026-9-19",
+        "2026-09-19_x",
+        "٢٠٢٦-09-19",
+        "notes",
+        "..%2F2026-09-19",
+        "2026-09-19%2F..%2F..%2Fx",
     ],
 )
 def test_it_refuses_a_bad_note_name_with_422_and_writes_nothing(
@@ -258,7 +263,7 @@ def test_it_appends_memory_save_lines_under_a_heading_created_once(
     assert text.endswith("\n")
 
 
-@pytest.mark.parametrize("text", ["", "   ", "\n\n"])
+@pytest.mark.parametrize("text", ["", "   ", "\n\n", " \r\n\t "])
 def test_it_refuses_empty_memory_save_text(owner_client, master, workspace, text):
     response = call_tool(owner_client, "memory_save", text=text)
     assert response.status_code == 422
@@ -313,6 +318,13 @@ def test_it_reads_at_most_12000_characters_and_hints_the_next_from_line(
     assert 0 < len(shown) < 30
     nxt = len(shown) + 1
     assert "from_line" in result and str(nxt) in result.split(shown[-1], 1)[1]
+    # Exactly: 23 lines of 501 characters are 11,523; a 24th would pass 12,000.
+    lines = [f"{n:03d}" + "x" * 497 + "\n" for n in range(1, 51)]
+    (workspace / "memory").mkdir(exist_ok=True)
+    (workspace / "memory/wide.md").write_text("".join(lines), encoding="utf-8")
+    assert call_tool(owner_client, "memory_get", path="memory/wide.md").json()["result"] == (
+        "".join(lines[:23]) + "[… more: call memory_get with from_line=24]"
+    )
 
 
 def test_it_reads_everything_asked_with_lines(owner_client, master, workspace):

@@ -169,31 +169,6 @@ def test_it_reads_a_range_of_lines_counted_from_one(files, master):
     )
 
 
-def test_it_reads_at_most_120_lines_and_says_where_to_continue(files, master):
-    (files / "memory" / "long.md").write_text("".join(f"line {n}\n" for n in range(1, 301)))
-    first = get(master, "memory/long.md")
-    expected = "".join(f"line {n}\n" for n in range(1, 121))
-    assert first == expected + "[… more: call memory_get with from_line=121]"
-
-    second = get(master, "memory/long.md", from_line=121)
-    assert second == "".join(f"line {n}\n" for n in range(121, 241)) + (
-        "[… more: call memory_get with from_line=241]"
-    )
-    last = get(master, "memory/long.md", from_line=241)
-    assert last == "".join(f"line {n}\n" for n in range(241, 301))
-
-
-def test_it_reads_at_most_12000_characters(files, master):
-    # 50 lines of 501 characters (with the newline): 23 lines are 11,523 characters, a
-    # 24th would make 12,024, over the cap, so the page ends after line 23.
-    lines = [f"{n:03d}" + "x" * 497 + "\n" for n in range(1, 51)]
-    assert all(len(line) == 501 for line in lines)
-    (files / "memory" / "wide.md").write_text("".join(lines))
-    answer = get(master, "memory/wide.md")
-    assert answer == "".join(lines[:23]) + "[… more: call memory_get with from_line=24]"
-    assert len("".join(lines[:23])) <= MAX_CHARS
-
-
 def test_it_cuts_a_single_line_longer_than_the_page_and_says_how_to_read_it(files, master):
     huge = "y" * 20_000
     (files / "memory" / "huge.md").write_text(f"{huge}\nafter\n")

@@ -206,6 +206,7 @@ def test_it_makes_a_proposal_from_the_job_tool_call(master, workspace):
     )
     assert response.status_code == 202
     assert "result" in response.json()
+    assert response.json()["proposal"]["kind"] == "user_fact"
     assert not (workspace / "users/owner/facts/tea.md").exists()
     assert Proposal.objects.get().source == "job:nightly"
 

@@ -109,8 +109,16 @@ def test_bad_arguments_are_422_and_write_nothing(master_client, workspace):
     assert "Unknown argument: tags." in unknown.json()["detail"]
     wrong_type = call(master_client, "master", "memory_save", text=["x"], source="chat")
     assert wrong_type.status_code == 422
+    assert "text must be of type string." in wrong_type.json()["detail"]
+    missing = call(master_client, "master", "memory_save", source="chat")
+    assert missing.status_code == 422
+    assert "Missing argument: text." in missing.json()["detail"]
+    empty = call(master_client, "master", "memory_save", text="", source="chat")
+    assert empty.status_code == 422
+    assert "text must not be empty." in empty.json()["detail"]
     not_an_object = master_client.post("/api/agents/master/tools/memory_save", ["x"], format="json")
     assert not_an_object.status_code == 422
+    assert "must be a JSON object" in not_an_object.json()["detail"]
     not_json = master_client.post(
         "/api/agents/master/tools/memory_save", "{text", content_type="application/json"
     )
@@ -121,6 +129,7 @@ def test_bad_arguments_are_422_and_write_nothing(master_client, workspace):
 def test_an_unknown_tool_is_404(master_client):
     response = call(master_client, "master", "memory_delete", path="MEMORY.md", source="chat")
     assert response.status_code == 404
+    assert "No tool named 'memory_delete'" in response.json()["detail"]
 
 
 # --- memory_get ---------------------------------------------------------------------------
@@ -144,17 +153,41 @@ def test_memory_get_reads_a_memory_file_and_refuses_anything_else(
     assert missing.status_code == 404
 
 
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        ({"from_line": "3"}, "from_line must be of type integer."),
+        ({"from_line": True}, "from_line must be of type integer."),
+        ({"from_line": 1.5}, "from_line must be of type integer."),
+        ({"from_line": 0}, "from_line must be at least 1."),
+        ({"lines": 0}, "lines must be at least 1."),
+        ({"lines": 5001}, "lines must be at most 5000."),
+    ],
+)
+def test_memory_get_checks_integer_arguments_strictly(master_client, workspace, extra, message):
+    (workspace / "MEMORY.md").write_text("hello\n")
+    response = call(master_client, "master", "memory_get", path="MEMORY.md", source="chat", **extra)
+    assert response.status_code == 422
+    assert message in response.json()["detail"]
+
+
 def test_memory_get_pages_long_files_over_rest(master_client, workspace):
     (workspace / "memory").mkdir()
-    (workspace / "memory" / "long.md").write_text("".join(f"{n}\n" for n in range(1, 201)))
+    (workspace / "memory" / "long.md").write_text("".join(f"{n}\n" for n in range(1, 301)))
     first = call(master_client, "master", "memory_get", path="memory/long.md", source="chat")
     assert first.json()["result"] == "".join(f"{n}\n" for n in range(1, 121)) + (
         "[… more: call memory_get with from_line=121]"
     )
-    rest = call(
+    second = call(
         master_client, "master", "memory_get", path="memory/long.md", from_line=121, source="chat"
     )
-    assert rest.json()["result"] == "".join(f"{n}\n" for n in range(121, 201))
+    assert second.json()["result"] == "".join(f"{n}\n" for n in range(121, 241)) + (
+        "[… more: call memory_get with from_line=241]"
+    )
+    rest = call(
+        master_client, "master", "memory_get", path="memory/long.md", from_line=241, source="chat"
+    )
+    assert rest.json()["result"] == "".join(f"{n}\n" for n in range(241, 301))
 
 
 # --- user_memory_save / user_memory_forget -------------------------------------------------
@@ -200,10 +233,18 @@ def test_user_memory_save_from_a_job_only_proposes(master_client, workspace):
 
 
 @pytest.mark.parametrize(
-    "overrides",
-    [{"name": "Prefers Short"}, {"name": "../../MEMORY"}, {"type": "mood"}, {"description": ""}],
+    "overrides, message",
+    [
+        ({"name": "Prefers Short"}, ""),
+        ({"name": "../../MEMORY"}, ""),
+        ({"name": ""}, ""),
+        ({"type": "mood"}, "type must be one of"),
+        ({"description": ""}, ""),
+    ],
 )
-def test_user_memory_save_refuses_bad_facts_from_anyone(master_client, workspace, overrides):
+def test_user_memory_save_refuses_bad_facts_from_anyone(
+    master_client, workspace, overrides, message
+):
     for source in ["chat", "job:nightly"]:
         response = call(
             master_client,
@@ -213,6 +254,7 @@ def test_user_memory_save_refuses_bad_facts_from_anyone(master_client, workspace
             source=source,
         )
         assert response.status_code == 422
+        assert message in response.json()["detail"]
     assert not (workspace / FACTS).exists() or not any((workspace / FACTS).iterdir())
     assert Proposal.objects.count() == 0
 
@@ -268,6 +310,12 @@ def test_memory_search_finds_notes_and_facts_of_the_caller(master_client, helper
     assert "[memory/2025-01-02.md:3] (2025-01-02 Thu) - đọc sách Dune" in result
     assert "[users/owner/facts/reading.md] Đang đọc sách Dune — Book club" in result
     assert "helper" not in result
+
+
+def test_memory_search_refuses_a_query_without_words(master_client, workspace):
+    response = call(master_client, "master", "memory_search", query="?!", source="chat")
+    assert response.status_code == 422
+    assert "no letters or digits" in response.json()["detail"]
 
 
 def test_memory_search_says_so_when_nothing_matches(master_client, workspace):

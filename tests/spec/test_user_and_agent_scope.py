@@ -8,6 +8,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from memory import clock
 from tests.helpers import call_tool
 
 FACT = {"description": "likes black coffee", "type": "preference", "body": "No sugar."}
@@ -64,6 +65,12 @@ def test_it_writes_a_fact_with_the_full_frontmatter(owner_client, master, worksp
         assert re.search(rf"^{key}: '?{re.escape(value)}'?$", front, re.M), key
     assert re.search(r"^updated: '?\d{4}-\d{2}-\d{2}'?$", front, re.M)
     assert "No sugar." in text.split("---\n", 2)[2]
+    # The exact bytes: the fields in this order, the day quoted, a blank line, the body.
+    assert text == (
+        "---\nname: coffee\ndescription: likes black coffee\ntype: preference\n"
+        f"written_by: owner\nsource: web\nupdated: '{clock.today().isoformat()}'\n---\n"
+        "\nNo sugar.\n"
+    )
 
 
 def test_it_writes_the_index_line_in_the_exact_format_sorted_by_name(
@@ -79,6 +86,7 @@ def test_it_writes_the_index_line_in_the_exact_format_sorted_by_name(
         "- [m-2](m-2.md) (reference) — m fact",
         "- [zebra](zebra.md) (profile) — z fact",
     ]
+    assert index == "".join(f"{line}\n" for line in lines)  # nothing but the lines
 
 
 def test_it_regenerates_the_index_over_hand_edits_after_a_write_and_a_delete(
@@ -88,15 +96,20 @@ def test_it_regenerates_the_index_over_hand_edits_after_a_write_and_a_delete(
     index = workspace / "users/owner/facts/INDEX.md"
     index.write_text("hand edit\n", encoding="utf-8")
     _put_fact(owner_client, "tea", description="likes tea")
-    text = index.read_text(encoding="utf-8")
-    assert "hand edit" not in text
-    assert "- [tea](tea.md) (preference) — likes tea" in text
+    assert index.read_text(encoding="utf-8") == (
+        "- [coffee](coffee.md) (preference) — likes black coffee\n"
+        "- [tea](tea.md) (preference) — likes tea\n"
+    )
     index.write_text("hand edit again\n", encoding="utf-8")
     assert owner_client.delete("/api/memory/user/facts/tea").status_code == 204
-    text = index.read_text(encoding="utf-8")
-    assert "hand edit again" not in text
-    assert "[tea]" not in text
-    assert "- [coffee](coffee.md) (preference) — likes black coffee" in text
+    assert not (workspace / "users/owner/facts/tea.md").exists()
+    assert index.read_text(encoding="utf-8") == (
+        "- [coffee](coffee.md) (preference) — likes black coffee\n"
+    )
+    # Forgetting the last fact removes the index too.
+    assert owner_client.delete("/api/memory/user/facts/coffee").status_code == 204
+    assert not index.exists()
+    assert owner_client.get("/api/memory/user").json()["facts"] == []
 
 
 @pytest.mark.parametrize(
@@ -122,11 +135,7 @@ def test_it_refuses_a_fact_name_that_is_not_a_slug_and_writes_nothing(
 ):
     response = _put_fact(owner_client, name)
     assert response.status_code == 422, (name, response.status_code)
-    facts = workspace / "users/owner/facts"
-    assert (
-        not facts.exists()
-        or [p.name for p in facts.iterdir() if p.suffix == ".md" and p.name != "INDEX.md"] == []
-    )
+    assert not (workspace / "users").exists()  # not even the folder
 
 
 def test_it_accepts_a_64_character_fact_name(owner_client, master, workspace):
@@ -193,6 +202,11 @@ def test_it_stores_user_md_whole_past_the_cap(owner_client, master, workspace):
         "2026-09-19%00",
         "26-09-19",
         "2026-9-19",
+        "2026-09-19_x",
+        "٢٠٢٦-09-19",
+        "notes",
+        "..%2F2026-09-19",
+        "2026-09-19%2F..%2F..%2Fx",
     ],
 )
 def test_it_refuses_a_bad_note_name_with_422_and_writes_nothing(
@@ -249,7 +263,7 @@ def test_it_appends_memory_save_lines_under_a_heading_created_once(
     assert text.endswith("\n")
 
 
-@pytest.mark.parametrize("text", ["", "   ", "\n\n"])
+@pytest.mark.parametrize("text", ["", "   ", "\n\n", " \r\n\t "])
 def test_it_refuses_empty_memory_save_text(owner_client, master, workspace, text):
     response = call_tool(owner_client, "memory_save", text=text)
     assert response.status_code == 422
@@ -304,6 +318,13 @@ def test_it_reads_at_most_12000_characters_and_hints_the_next_from_line(
     assert 0 < len(shown) < 30
     nxt = len(shown) + 1
     assert "from_line" in result and str(nxt) in result.split(shown[-1], 1)[1]
+    # Exactly: 23 lines of 501 characters are 11,523; a 24th would pass 12,000.
+    lines = [f"{n:03d}" + "x" * 497 + "\n" for n in range(1, 51)]
+    (workspace / "memory").mkdir(exist_ok=True)
+    (workspace / "memory/wide.md").write_text("".join(lines), encoding="utf-8")
+    assert call_tool(owner_client, "memory_get", path="memory/wide.md").json()["result"] == (
+        "".join(lines[:23]) + "[… more: call memory_get with from_line=24]"
+    )
 
 
 def test_it_reads_everything_asked_with_lines(owner_client, master, workspace):

@@ -189,7 +189,8 @@ def _root_files(report: Report, top: list[workspace.Entry], default_dir_used: bo
         if entry.kind == "symlink":
             report.ignored.append(Ignored(name, "a symbolic link: never followed"))
         elif entry.hidden:
-            if name not in (".openclaw",):
+            # OpenClaw's own folder, and the app's machinery (git-ignored, not memory).
+            if name not in (".openclaw", workspace.STATE_DIR, workspace.CHANGES_DIR):
                 report.ignored.append(Ignored(name, "hidden"))
         elif entry.kind != "file":
             continue
@@ -364,6 +365,8 @@ def _creates(report: Report, known: list) -> None:
             report.creates.append(f"{agent.path(agents.MEMORY_FILE)} (empty)")
     if not workspace.is_dir(workspace.LOCK_DIR):
         report.creates.append(f"{workspace.LOCK_DIR}/ (lock files, on the first write)")
+    if not workspace.is_dir(workspace.STATE_DIR):
+        report.creates.append(f"{workspace.STATE_DIR}/ (derived state, ignored by git)")
 
 
 def diagnose() -> Report:

@@ -95,3 +95,13 @@ def test_on_this_apps_own_workspace_it_says_so(workspace, master):
     assert "Layout: this app's workspace" in text
     assert "USER.md                  users/owner/USER.md" in text
     assert "Start-up (make run → memory_init) would create:\n  .memory-locks/" in text
+
+
+def test_after_start_up_the_apps_own_folders_are_not_reported_as_ignored(workspace, master):
+    build(workspace, "vi", today=clock.today())
+    assert ".memory-state/ (derived state, ignored by git)" in doctor()
+    call_command("memory_init", stdout=io.StringIO())
+    text = doctor()
+    assert (workspace / ".memory-state").is_dir()
+    assert ".memory-state" not in text.split("Ignored, and why:")[1]
+    assert ".memory-state/" not in text.split("would create:")[1]

@@ -1018,14 +1018,19 @@ def _style_of(path: Path) -> _Style | None:
     except (FileNotFoundError, NotADirectoryError):
         return None
     try:
-        st = os.fstat(fd)
-        head = os.pread(fd, STYLE_PEEK_BYTES, 0)
+        return _style_at(fd)[0]
     finally:
         os.close(fd)
-    bom = head.startswith(BOM)
+
+
+def _style_at(fd: int) -> tuple[_Style, os.stat_result]:
+    """The style of the open file (its mode, whether it starts with a BOM, whether its
+    first line ends in CRLF, its size), and the stat it was read from."""
+    st = os.fstat(fd)
+    head = os.pread(fd, STYLE_PEEK_BYTES, 0)
     first = head.find(b"\n")
     crlf = first > 0 and head[first - 1 : first] == b"\r"
-    return _Style(stat_module.S_IMODE(st.st_mode), bom, crlf, st.st_size)
+    return _Style(stat_module.S_IMODE(st.st_mode), head.startswith(BOM), crlf, st.st_size), st
 
 
 def _normalised(text: str) -> str:
@@ -1191,25 +1196,21 @@ def append(rel: str, text: str, *, create_with: str = "") -> None:
             _notify(rel, "write", before=None, before_fingerprint=None, data=data)
             return
         try:
-            st = os.fstat(fd)
+            style, st = _style_at(fd)
             size = st.st_size
             before_fp = Fingerprint(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
-            head = os.pread(fd, STYLE_PEEK_BYTES, 0)
-            bom = head.startswith(BOM)
-            if size == 0 or (bom and size == len(BOM)):
+            if size == (len(BOM) if style.bom else 0):
                 # Empty: start it as a new file would start, keeping its mode and BOM.
-                style = _Style(stat_module.S_IMODE(st.st_mode), bom, False, size)
                 os.close(fd)
                 fd = -1
                 data = _encoded(create_with + text, style, rel)
                 _write_atomic(path, data, mode=style.mode)
-                _notify(rel, "write", before=head[:size], before_fingerprint=before_fp, data=data)
+                before = BOM if style.bom else b""
+                _notify(rel, "write", before=before, before_fingerprint=before_fp, data=data)
                 return
-            first = head.find(b"\n")
-            crlf = first > 0 and head[first - 1 : first] == b"\r"
             if os.pread(fd, 1, size - 1) != b"\n":
                 text = "\n" + text
-            data = _encoded(text, _Style(0, False, crlf, size), rel)
+            data = _encoded(text, style._replace(bom=False), rel)  # the BOM is there already
             try:
                 written = os.write(fd, data)
                 if written != len(data):

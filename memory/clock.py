@@ -11,7 +11,7 @@ from django.conf import settings
 
 def local_tz() -> dt.tzinfo:
     """The owner's time zone: settings.MEMORY_TIME_ZONE, else the server's."""
-    name = getattr(settings, "MEMORY_TIME_ZONE", None)
+    name = settings.MEMORY_TIME_ZONE
     if name:
         return ZoneInfo(name)
     tz = dt.datetime.now().astimezone().tzinfo

@@ -62,7 +62,7 @@ def configured_user_file() -> str:
     """MEMORY_USER_FILE as a workspace-relative path ("" when unset). An absolute path
     inside the home is taken relative to it; anything else (outside the home, not `.md`)
     is PathRefused — the setting names a file of the workspace, never one beside it."""
-    value = str(getattr(settings, "MEMORY_USER_FILE", "") or "").strip()
+    value = settings.MEMORY_USER_FILE.strip()
     if not value:
         return ""
     if value.startswith("/"):

@@ -1522,7 +1522,7 @@ def extra_roots() -> list[ExtraRoot]:
     found: list[ExtraRoot] = []
     taken: set[str] = set()
     seen: set[str] = set()
-    for raw in getattr(settings, "MEMORY_EXTRA_PATHS", []) or []:
+    for raw in settings.MEMORY_EXTRA_PATHS:
         value = os.path.expanduser(str(raw).strip())
         if not value:
             continue

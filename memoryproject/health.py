@@ -24,7 +24,7 @@ MIN_FREE_BYTES = 1024 * 1024
 
 
 def worker_max_age() -> float:
-    return float(getattr(settings, "MEMORY_HEALTH_WORKER_SECONDS", 60))
+    return float(settings.MEMORY_HEALTH_WORKER_SECONDS)
 
 
 def _database() -> dict[str, Any]:

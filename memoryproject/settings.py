@@ -8,12 +8,25 @@ from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
+from django.core.management.utils import get_random_secret_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
+# Every variable is read here, once, through the typed helpers below, with its default at
+# the call: app code reads `settings.X` and never restates a default. docs/configuration.md
+# documents each one (tests/test_docs.py compares the two). Importing this module reads
+# the environment and files and writes nothing: the key file and the database's mode are
+# made at start-up by `manage.py memory_init` (`make run`, the Procfile's release step).
+
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
+
+
+def env_str(name: str, default: str = "") -> str:
+    """A text setting; unset or blank (spaces only) means the default."""
+    value = os.environ.get(name, "").strip()
+    return value or default
 
 
 def env_bool(name: str, default: bool = False) -> bool:
@@ -50,8 +63,17 @@ def env_float(name: str, default: float) -> float:
         raise ImproperlyConfigured(f"{name}={value!r}: not a number.") from None
 
 
-def env_list(name: str, default: str) -> list[str]:
-    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+def env_list(name: str, default: str = "", *, sep: str = ",") -> list[str]:
+    """A list setting: the items between `sep`, stripped, empty ones left out."""
+    return [item.strip() for item in os.environ.get(name, default).split(sep) if item.strip()]
+
+
+def env_time_of_day(name: str, default: str) -> str:
+    """A time of day as "HH:MM" (24-hour); set but empty means "none" ("")."""
+    value = os.environ.get(name, default).strip()
+    if value and not re.fullmatch(r"([01]\d|2[0-3]):[0-5]\d", value):
+        raise ImproperlyConfigured(f"{name}={value!r}: use HH:MM.")
+    return value
 
 
 def env_proxy_header(name: str) -> tuple[str, str] | None:
@@ -70,35 +92,26 @@ def env_proxy_header(name: str) -> tuple[str, str] | None:
     return meta, (expected.strip() or "https")
 
 
-def private_file(path: Path) -> None:
-    """Make `path` exist readable and writable by this OS user only (0600), tightening
-    an existing file that others may read: it holds a secret (the key, the sessions)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
-    if os.stat(path).st_mode & 0o077:
-        try:
-            os.chmod(path, 0o600)
-        except PermissionError:  # another user's file: theirs to tighten
-            pass
-
-
-def secret_key_from(path: Path) -> str:
-    """The key in `path`, or a new one written there (0600) when it has none."""
-    private_file(path)
-    key = path.read_text().strip()
-    if not key:
-        from django.core.management.utils import get_random_secret_key
-
-        key = get_random_secret_key()
-        with open(path, "w") as handle:
-            handle.write(key)
-    return key
+def read_secret_key(path: Path) -> str:
+    """The key kept in `path`, or "" when there is none yet (nothing is written here)."""
+    try:
+        return path.read_text().strip()
+    except FileNotFoundError:
+        return ""
 
 
 DEBUG = env_bool("DEBUG", False)
-# A key is generated per checkout on first run (var/secret_key, 0600) when none is
-# configured, so a fresh machine works without a secret ever being committed.
-SECRET_KEY = os.environ.get("SECRET_KEY", "") or secret_key_from(BASE_DIR / "var" / "secret_key")
+# SECRET_KEY from the environment; else the key `memory_init` generated into var/secret_key
+# (0600) on the first `make run`, so a fresh machine works without a secret ever being
+# committed. A process started before that file exists (the test suite, the first
+# `migrate`) signs with a key of its own, which dies with it. SECRET_KEY_FILE is None when
+# the environment gives the key.
+SECRET_KEY_FILE = None if env_str("SECRET_KEY") else BASE_DIR / "var" / "secret_key"
+SECRET_KEY = (
+    env_str("SECRET_KEY")
+    or (SECRET_KEY_FILE and read_secret_key(SECRET_KEY_FILE))
+    or get_random_secret_key()
+)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", "")
 # Behind an HTTPS proxy (README: secure cookies): cookies only over HTTPS, and the header
@@ -109,7 +122,7 @@ CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", False)
 SECURE_PROXY_SSL_HEADER = env_proxy_header("SECURE_PROXY_SSL_HEADER")
 
 # The workspace root: every memory file lives below it (SPEC §1).
-MY_AGENT_HOME = os.path.expanduser(os.environ.get("MY_AGENT_HOME", "~/.agent-home"))
+MY_AGENT_HOME = os.path.expanduser(env_str("MY_AGENT_HOME", "~/.agent-home"))
 
 
 def server_time_zone() -> str:
@@ -133,24 +146,21 @@ def server_time_zone() -> str:
 MEMORY_RECONCILE_SECONDS = env_float("MEMORY_RECONCILE_SECONDS", 10.0)
 
 # "Today" for daily notes is in the owner's time zone (SPEC §4.2), by default the server's.
-MEMORY_TIME_ZONE = os.environ.get("MEMORY_TIME_ZONE", "") or server_time_zone()
+MEMORY_TIME_ZONE = env_str("MEMORY_TIME_ZONE") or server_time_zone()
 # The search index (memory/search_index.py): a per-host cache under this directory, on a
 # local disk (never the shared workspace volume), rebuilt from the files when missing.
-MEMORY_SEARCH_DIR = os.environ.get("MEMORY_SEARCH_DIR", "") or str(BASE_DIR / "var" / "search")
+MEMORY_SEARCH_DIR = env_str("MEMORY_SEARCH_DIR", str(BASE_DIR / "var" / "search"))
 # A file changed by hand (not through the app) is found by queries at most this late.
 MEMORY_SEARCH_RECONCILE_SECONDS = env_float("MEMORY_SEARCH_RECONCILE_SECONDS", 30.0)
 
 # An existing OpenClaw workspace, used as it is (SPEC §1; README "Use an existing OpenClaw
 # workspace"). The user scope's USER.md: this file when set (relative to MY_AGENT_HOME),
 # else users/owner/USER.md when it exists, else a root USER.md (OpenClaw's place for it).
-MEMORY_USER_FILE = os.environ.get("MEMORY_USER_FILE", "").strip()
+MEMORY_USER_FILE = env_str("MEMORY_USER_FILE")
 # More folders or files of Markdown that memory_search and memory_get read, read-only, as
 # OpenClaw's memorySearch.extraPaths: absolute or relative to MY_AGENT_HOME, separated by
 # os.pathsep (":"). Shown as extra/<name>/... in results.
-MEMORY_EXTRA_PATHS = [
-    item.strip() for item in os.environ.get("MEMORY_EXTRA_PATHS", "").split(os.pathsep)
-]
-MEMORY_EXTRA_PATHS = [item for item in MEMORY_EXTRA_PATHS if item]
+MEMORY_EXTRA_PATHS = env_list("MEMORY_EXTRA_PATHS", sep=os.pathsep)
 # The pre-turn notes block (SPEC §4.2) is capped per note and in total, in characters. The
 # defaults keep today's and yesterday's notes to about 8,000 tokens beside a 32,000-char
 # system prompt: small next to any current model's context, large enough for a busy day.
@@ -231,16 +241,15 @@ TEMPLATES = [
 WSGI_APPLICATION = "memoryproject.wsgi.application"
 
 # SQLite by default; PostgreSQL (or anything dj-database-url knows) through DATABASE_URL.
-DATABASE_URL = os.environ.get("DATABASE_URL", f"sqlite:///{BASE_DIR / 'var' / 'memory.sqlite3'}")
+# The SQLite file holds live session keys: `memory_init` makes it readable by this OS user
+# only (0600; SQLite gives its -wal and -shm files the database file's mode).
+DATABASE_URL = env_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'var' / 'memory.sqlite3'}")
 DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=0)}
 _db = DATABASES["default"]
-if _db["ENGINE"] == "django.db.backends.sqlite3" and _db["NAME"] not in ("", ":memory:"):
-    # The database holds live session keys: readable by this OS user only. SQLite gives
-    # its -wal and -shm files the database file's mode.
-    private_file(Path(_db["NAME"]))
-# Test databases are named per test session (inherited by the processes a test starts) so
-# several test runs on one machine never share one.
-_test_suffix = os.environ.setdefault("MEMORY_TEST_DB_SUFFIX", str(os.getpid()))
+# Test databases are named per test session (inherited by the processes a test starts, which
+# is why it is put in the environment) so several test runs on one machine never share one.
+_test_suffix = env_str("MEMORY_TEST_DB_SUFFIX") or str(os.getpid())
+os.environ["MEMORY_TEST_DB_SUFFIX"] = _test_suffix
 if _db["ENGINE"] == "django.db.backends.sqlite3":
     # Concurrent writers wait for each other instead of failing with "database is locked":
     # WAL lets readers run beside a writer, IMMEDIATE takes the write lock at BEGIN (no
@@ -315,9 +324,10 @@ Q_CLUSTER = {
     "ack_failures": True,
     "poll": 1,
 }
-if os.environ.get("Q_REDIS_URL"):
+Q_REDIS_URL = env_str("Q_REDIS_URL")
+if Q_REDIS_URL:
     Q_CLUSTER.pop("orm")
-    Q_CLUSTER["redis"] = os.environ["Q_REDIS_URL"]
+    Q_CLUSTER["redis"] = Q_REDIS_URL
 # Tests run tasks inline unless they start a real cluster.
 Q_CLUSTER["sync"] = env_bool("Q_SYNC", False)
 # The cluster's supervisor (`manage.py memory_worker`, memory.cluster): a guard that has
@@ -342,37 +352,35 @@ MEMORY_RULE_OFFER_AFTER = env_int("MEMORY_RULE_OFFER_AFTER", 3)
 # Notices that proposals wait: at this time of day in MEMORY_TIME_ZONE ("HH:MM", "" = not
 # by time) and/or as soon as this many wait (0 = not by count); at most once per new batch.
 # By email to MEMORY_NOTIFY_EMAIL and/or a signed JSON POST to MEMORY_NOTIFY_WEBHOOK_URL.
-MEMORY_NOTIFY_AT = os.environ.get("MEMORY_NOTIFY_AT", "08:00")
-if MEMORY_NOTIFY_AT and not re.fullmatch(r"([01]\d|2[0-3]):[0-5]\d", MEMORY_NOTIFY_AT):
-    raise ImproperlyConfigured(f"MEMORY_NOTIFY_AT={MEMORY_NOTIFY_AT!r}: use HH:MM.")
+MEMORY_NOTIFY_AT = env_time_of_day("MEMORY_NOTIFY_AT", "08:00")
 MEMORY_NOTIFY_PENDING = env_int("MEMORY_NOTIFY_PENDING", 10)
-MEMORY_NOTIFY_EMAIL = os.environ.get("MEMORY_NOTIFY_EMAIL", "")
-MEMORY_NOTIFY_WEBHOOK_URL = os.environ.get("MEMORY_NOTIFY_WEBHOOK_URL", "")
-MEMORY_NOTIFY_WEBHOOK_SECRET = os.environ.get("MEMORY_NOTIFY_WEBHOOK_SECRET", "")
+MEMORY_NOTIFY_EMAIL = env_str("MEMORY_NOTIFY_EMAIL")
+MEMORY_NOTIFY_WEBHOOK_URL = env_str("MEMORY_NOTIFY_WEBHOOK_URL")
+MEMORY_NOTIFY_WEBHOOK_SECRET = env_str("MEMORY_NOTIFY_WEBHOOK_SECRET")
 MEMORY_NOTIFY_WEBHOOK_ATTEMPTS = env_int("MEMORY_NOTIFY_WEBHOOK_ATTEMPTS", 3)
 MEMORY_NOTIFY_WEBHOOK_RETRY_DELAY = env_float("MEMORY_NOTIFY_WEBHOOK_RETRY_DELAY", 2.0)
 # Where the owner opens the pages, for the links in notices.
-MEMORY_PUBLIC_URL = os.environ.get("MEMORY_PUBLIC_URL", "http://127.0.0.1:8000")
+MEMORY_PUBLIC_URL = env_str("MEMORY_PUBLIC_URL", "http://127.0.0.1:8000")
 # Email: the console backend (printed) unless an SMTP host is configured.
-EMAIL_HOST = os.environ.get("EMAIL_HOST", "")
+EMAIL_HOST = env_str("EMAIL_HOST")
 EMAIL_BACKEND = (
     "django.core.mail.backends.smtp.EmailBackend"
     if EMAIL_HOST
     else "django.core.mail.backends.console.EmailBackend"
 )
 EMAIL_PORT = env_int("EMAIL_PORT", 25)
-EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
-EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER")
+EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD")
 EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
 EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
 EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 20)
-DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "agent-memory@localhost")
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "agent-memory@localhost")
 
 # Model providers (SPEC §13).
-MEMORY_LLM_PROVIDER = os.environ.get("MEMORY_LLM_PROVIDER", "openai")
-MEMORY_LLM_BASE_URL = os.environ.get("MEMORY_LLM_BASE_URL", "")
-MEMORY_LLM_API_KEY = os.environ.get("MEMORY_LLM_API_KEY", "")
-MEMORY_LLM_MODEL = os.environ.get("MEMORY_LLM_MODEL", "")
+MEMORY_LLM_PROVIDER = env_str("MEMORY_LLM_PROVIDER", "openai").lower()
+MEMORY_LLM_BASE_URL = env_str("MEMORY_LLM_BASE_URL")
+MEMORY_LLM_API_KEY = env_str("MEMORY_LLM_API_KEY")
+MEMORY_LLM_MODEL = env_str("MEMORY_LLM_MODEL")
 MEMORY_LLM_TIMEOUT = env_float("MEMORY_LLM_TIMEOUT", 120)
 # Seconds before the first retry on 429/5xx/connection errors (doubled for the second).
 MEMORY_LLM_RETRY_DELAY = env_float("MEMORY_LLM_RETRY_DELAY", 1)
@@ -400,5 +408,5 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
 }

@@ -172,15 +172,17 @@ FILE_CALLS = {
     "rmtree",
     "copyfile",
 }
-# Files that are not memory: the repo's own prompt files, settings' key file and zone.
+# Files that are not memory: the repo's own prompt files, the key file, the zone.
 ALLOWED = {
     ("memory/jobs/llm.py", "read_text"),  # prompt templates in the repo
     ("memory/tools.py", "read_text"),  # tool schemas and descriptions in the repo
     ("memory/mcp/server.py", "read_text"),  # the MCP prompts in the repo
-    ("memoryproject/settings.py", "read_text"),  # var/secret_key
-    ("memoryproject/settings.py", "write_text"),
-    ("memoryproject/settings.py", "mkdir"),
+    ("memoryproject/settings.py", "read_text"),  # var/secret_key, read only
     ("memoryproject/settings.py", "open"),  # /etc/timezone
+    # Start-up writes the key file and makes the SQLite database 0600 (settings never write).
+    ("memory/management/commands/memory_init.py", "read_text"),
+    ("memory/management/commands/memory_init.py", "mkdir"),
+    ("memory/management/commands/memory_init.py", "open"),
     # The search index: a cache of its own under MEMORY_SEARCH_DIR, on the host's disk and
     # never under MY_AGENT_HOME (index_path refuses that); memory files are read for it
     # through memory.workspace.

@@ -57,10 +57,6 @@ EXIT_RESTART = 75  # EX_TEMPFAIL: "start me again"
 STARTUP_SECONDS = 60  # a cluster not beating by then never came up
 
 
-def _setting(name: str, default: float) -> float:
-    return float(getattr(settings, name, default))
-
-
 def broker_name() -> str:
     return "redis" if settings.Q_CLUSTER.get("redis") else "orm"
 
@@ -128,11 +124,11 @@ class Supervisor:
     stops beating (see the module docstring). `run()` returns the exit code."""
 
     def __init__(self) -> None:
-        self.stale = _setting("MEMORY_WORKER_STALE_SECONDS", 30)
+        self.stale = float(settings.MEMORY_WORKER_STALE_SECONDS)
         self.startup = STARTUP_SECONDS
-        self.stop_grace = _setting("MEMORY_WORKER_STOP_SECONDS", 30)
-        self.reap_every = _setting("MEMORY_WORKER_REAP_SECONDS", 15)
-        self.give_up = int(_setting("MEMORY_WORKER_GIVE_UP", 5))
+        self.stop_grace = float(settings.MEMORY_WORKER_STOP_SECONDS)
+        self.reap_every = float(settings.MEMORY_WORKER_REAP_SECONDS)
+        self.give_up = int(settings.MEMORY_WORKER_GIVE_UP)
         self.beat_every = 5.0
         self.host = socket.gethostname()
         self.name = f"{self.host}:{os.getpid()}"

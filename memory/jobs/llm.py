@@ -83,7 +83,7 @@ class LLMError(Exception):
 def price(model: str, tokens_in: int, tokens_out: int) -> Decimal:
     """US dollars for this usage from MEMORY_LLM_PRICES ({model: ($/Mtok in, $/Mtok out)}).
     A model missing from the table costs 0 (a local server is free)."""
-    prices = getattr(settings, "MEMORY_LLM_PRICES", {}) or {}
+    prices = settings.MEMORY_LLM_PRICES
     rates = prices.get(model)
     if rates is None:
         return Decimal("0")
@@ -229,7 +229,7 @@ class Provider(ABC):
         which `refused` is true (the endpoint refusing the request's shape, which asking
         again would not change), is returned to the caller, which decides (e.g. the
         response-format fallback)."""
-        base_delay = float(getattr(settings, "MEMORY_LLM_RETRY_DELAY", 1.0))
+        base_delay = float(settings.MEMORY_LLM_RETRY_DELAY)
         last_error = ""
         for attempt in range(TRIES):
             if attempt:
@@ -458,7 +458,7 @@ class AnthropicProvider(Provider):
             "anthropic-version": ANTHROPIC_VERSION,
         }
         if max_tokens is None:
-            max_tokens = int(getattr(settings, "MEMORY_LLM_MAX_TOKENS", 8192))
+            max_tokens = int(settings.MEMORY_LLM_MAX_TOKENS)
         payload = {
             "model": self.model,
             "max_tokens": max_tokens,
@@ -499,11 +499,11 @@ def get_provider() -> Provider | None:
     """The configured provider, or None when no model is configured (no MEMORY_LLM_MODEL,
     or an OpenAI-compatible provider without MEMORY_LLM_BASE_URL). Anthropic without a
     base URL talks to https://api.anthropic.com."""
-    kind = (getattr(settings, "MEMORY_LLM_PROVIDER", "") or "openai").strip().lower()
-    model = (getattr(settings, "MEMORY_LLM_MODEL", "") or "").strip()
-    base_url = (getattr(settings, "MEMORY_LLM_BASE_URL", "") or "").strip()
-    api_key = getattr(settings, "MEMORY_LLM_API_KEY", "") or ""
-    timeout = float(getattr(settings, "MEMORY_LLM_TIMEOUT", 120))
+    kind = settings.MEMORY_LLM_PROVIDER.strip().lower()
+    model = settings.MEMORY_LLM_MODEL.strip()
+    base_url = settings.MEMORY_LLM_BASE_URL.strip()
+    api_key = settings.MEMORY_LLM_API_KEY
+    timeout = float(settings.MEMORY_LLM_TIMEOUT)
     if not model:
         return None
     if kind == "anthropic":

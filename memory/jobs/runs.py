@@ -58,12 +58,12 @@ REDO_PREFIX = "redo of #"
 
 def lease_seconds() -> int:
     """How long a claimed run lives without a heartbeat."""
-    return int(getattr(settings, "MEMORY_RUN_LEASE_SECONDS", 120))
+    return int(settings.MEMORY_RUN_LEASE_SECONDS)
 
 
 def queued_lease_seconds() -> int:
     """How long a run may wait for a worker to claim it."""
-    return max(int(getattr(settings, "MEMORY_RUN_QUEUED_LEASE_SECONDS", 30 * 60)), lease_seconds())
+    return max(int(settings.MEMORY_RUN_QUEUED_LEASE_SECONDS), lease_seconds())
 
 
 _REDO_TASKS: dict[str, str] = {}

@@ -43,13 +43,13 @@ class Counter(Protocol):
 
 def context_tokens() -> int | None:
     """The configured window in tokens, or None when it is not known."""
-    value = int(getattr(settings, "MEMORY_LLM_CONTEXT_TOKENS", 0) or 0)
+    value = int(settings.MEMORY_LLM_CONTEXT_TOKENS)
     return value if value > 0 else None
 
 
 def answer_room(window: int) -> int:
     """Tokens of the window kept free for the answer."""
-    cap = int(getattr(settings, "MEMORY_LLM_MAX_TOKENS", 8192))
+    cap = int(settings.MEMORY_LLM_MAX_TOKENS)
     return max(1, min(cap, window // 4))
 
 
@@ -108,7 +108,7 @@ def fit(
         return counter.count_tokens(f"{system}\n{user}") + TEMPLATE_TOKENS
 
     def fitted(prompt: P, size: int, tokens: int) -> Fitted[P]:
-        cap = int(getattr(settings, "MEMORY_LLM_MAX_TOKENS", 8192))
+        cap = int(settings.MEMORY_LLM_MAX_TOKENS)
         return Fitted(prompt, size, tokens, min(cap, window - tokens))
 
     prompt = build(largest)

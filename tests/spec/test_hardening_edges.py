@@ -168,30 +168,33 @@ def test_a_consolidation_keeps_memory_md_readable_by_others(workspace, master, o
 
 
 def test_the_secret_key_and_the_sqlite_database_are_0600(tmp_path):
-    from memoryproject import settings as project_settings
+    from memory.management.commands import memory_init
 
     key_file = tmp_path / "var" / "secret_key"
-    key = project_settings.secret_key_from(key_file)
+    key = memory_init.secret_key_from(key_file)
     assert len(key) >= 50
     assert stat.S_IMODE(os.stat(key_file).st_mode) == 0o600
-    assert project_settings.secret_key_from(key_file) == key
+    assert memory_init.secret_key_from(key_file) == key
     loose = tmp_path / "loose"
     loose.write_text("k")
     os.chmod(loose, 0o644)
-    project_settings.private_file(loose)
+    memory_init.private_file(loose)
     assert stat.S_IMODE(os.stat(loose).st_mode) == 0o600
 
+    # A fresh start as `make run` does it: migrate, then memory_init.
     db = tmp_path / "db" / "memory.sqlite3"
+    db.parent.mkdir()
     env = {**os.environ, "DATABASE_URL": f"sqlite:///{db}", "MY_AGENT_HOME": str(tmp_path / "h")}
-    done = subprocess.run(
-        [sys.executable, "manage.py", "migrate", "--noinput", "-v0"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
+    for command in (["migrate", "--noinput", "-v0"], ["memory_init"]):
+        done = subprocess.run(
+            [sys.executable, "manage.py", *command],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
     for path in db.parent.iterdir():  # the database, and its -wal / -shm when present
         assert stat.S_IMODE(os.stat(path).st_mode) == 0o600, path.name
 

@@ -1,9 +1,12 @@
 import os
 import secrets
+from pathlib import Path
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
-from django.db import transaction
+from django.core.management.utils import get_random_secret_key
+from django.db import connection, transaction
 
 from memory import workspace
 from memory.agents import default_agent, ensure_all_dirs
@@ -16,7 +19,9 @@ OWNER_USERNAME = "owner"
 
 class Command(BaseCommand):
     help = (
-        "Make the workspace ready (run at start-up): the lock pool, stale temp files of "
+        "Make the server ready (run at start-up): the secret key kept in var/secret_key and "
+        "the SQLite database readable by this OS user only (0600), then the workspace: the "
+        "lock pool, stale temp files of "
         "killed writes removed, the directories of every agent. Never fails on the "
         "workspace's state: an agent dir that cannot be used (a symbolic link, a read-only "
         "disk) is reported with the reason. On the first run (no owner account yet) "
@@ -29,6 +34,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options) -> None:
+        keep_secrets_private()
         require_own_workspace()
         default_agent()
         self.prepare_workspace()
@@ -52,6 +58,43 @@ class Command(BaseCommand):
             who = f"agent {agent_id}" if agent_id else "the user scope"
             for problem in problems:
                 self.stderr.write(f"memory_init: {who} cannot be used: {problem}")
+
+
+def private_file(path: Path) -> None:
+    """Make `path` exist readable and writable by this OS user only (0600), tightening
+    an existing file that others may read: it holds a secret (the key, the sessions)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
+    if os.stat(path).st_mode & 0o077:
+        try:
+            os.chmod(path, 0o600)
+        except PermissionError:  # another user's file: theirs to tighten
+            pass
+
+
+def secret_key_from(path: Path) -> str:
+    """The key in `path`, or a new one written there (0600) when it has none."""
+    private_file(path)
+    key = path.read_text().strip()
+    if not key:
+        key = get_random_secret_key()
+        with open(path, "w") as handle:
+            handle.write(key)
+    return key
+
+
+def keep_secrets_private() -> None:
+    """The key file the settings read (written once, unless SECRET_KEY is in the
+    environment) and the SQLite database with its -wal and -shm files: 0600. Settings
+    read these files and never write them (importing them has no side effects)."""
+    if settings.SECRET_KEY_FILE:
+        secret_key_from(Path(settings.SECRET_KEY_FILE))
+    name = str(connection.settings_dict.get("NAME") or "")
+    if connection.vendor == "sqlite" and name and name != ":memory:" and "mode=memory" not in name:
+        private_file(Path(name))
+        for suffix in ("-wal", "-shm"):
+            if os.path.exists(name + suffix):
+                private_file(Path(name + suffix))
 
 
 def create_first_owner() -> tuple[str, str] | None:

@@ -1,4 +1,4 @@
-"""Page weight and render time of the management pages with 1,000 items (issue 14).
+"""Page weight and render time of the management pages with 1,000 items (SPEC §15).
 
 In a temporary workspace and SQLite database: 1,000 daily notes of the master agent and
 1,000 pending proposals (lines for MEMORY.md, as a job proposes them). Then, for the notes

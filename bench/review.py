@@ -1,4 +1,4 @@
-"""Benchmark of the review and history (issue 13, issue 10.8), in a temporary workspace and
+"""Benchmark of the review and history (SPEC §7), in a temporary workspace and
 a temporary SQLite database:
 
 - **storage** of 1,000 versions of a 24 KB MEMORY.md: each version an owner edit of one or

@@ -453,7 +453,7 @@ def run(args: argparse.Namespace, home: Path, database: Path, fresh: bool) -> No
 
 
 def bench_freshness(home: Path, agent) -> list[tuple[str, str, str, str]]:
-    """The three freshness claims, on this workspace (docs/decisions.md, Search index)."""
+    """The three freshness claims, on this workspace (docs/decisions.md, "Search")."""
     from django.conf import settings
 
     from memory import search, search_index, workspace

@@ -1,6 +1,6 @@
-"""Benchmark of the wiki vault at scale (SPEC §10.3, §10.6; issue 17.7).
+"""Benchmark of the wiki vault at scale (SPEC §10.3, §10.6; docs/decisions.md, "Wiki").
 
-Builds a vault of `--pages` pages (default 5,000; `--pages 20000` for issue 17) with four
+Builds a vault of `--pages` pages (default 5,000; `--pages 20000` for the large one) with four
 `[[links]]` per page (~1% to pages that do not exist; Vietnamese and English text,
 frontmatter with sources, questions, dates of which some are stale) in a temporary
 workspace, gives every page its machine block (not timed, written without fsync: the files
@@ -216,7 +216,7 @@ def main() -> None:
             gets.append(timed(lambda other=other: pages.get_page(agent, other))[0])
             path = home / pages.get_page(agent, other).path
             page_reads.append(stat_and_read(path))
-        # (before issue 17 the report was only computed with a refresh that wrote it)
+        # (the report was once only computed by a refresh that wrote it)
         report_on_read = pages.report
         for _ in range(args.runs):
             reports.append(timed(lambda: report_on_read(agent))[0])

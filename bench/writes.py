@@ -1,4 +1,5 @@
-"""Benchmark of writes and listings at scale (issue 17.4, 17.5).
+"""Benchmark of writes and listings at scale (SPEC §2, §3; docs/decisions.md, "Facts, notes and the
+prompt").
 
 Builds a workspace of `--scale` times the ten-year benchmark — 3,650 daily notes and 1,000
 facts at 1×, so 36,500 notes and 10,000 facts (46,501 files) at 10× — plus a 2 MB note for
@@ -163,7 +164,9 @@ def notes_page(agent, offset: int, limit: int):
     listing = getattr(notes, "notes_listing", None)
     if listing is not None:
         return listing(agent, offset=offset, limit=limit).items
-    return notes.list_notes(agent)[offset : offset + limit]  # before issue 17.5
+    return notes.list_notes(agent)[
+        offset : offset + limit
+    ]  # the old way: list every note, then take the page
 
 
 def main() -> None:

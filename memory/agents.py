@@ -95,7 +95,7 @@ def dir_problems(agent: Agent) -> list[str]:
             problems.append(
                 f"{rel} is a symbolic link (to {workspace.is_link(rel)}). Links inside the "
                 "workspace are not followed, so this agent's files there are refused; move "
-                "the real folder or file to this place (README: symbolic links)."
+                "the real folder or file to this place (docs/openclaw.md, symbolic links)."
             )
             break  # everything below a link is refused for the same reason
         if found not in ("missing", kind):
@@ -119,7 +119,7 @@ def ensure_agent_dirs(agent: Agent) -> list[str]:
 
     Never raises for the workspace's state: an agent dir that cannot be used (a symbolic
     link, a file where a folder should be, a read-only or full disk) is logged with the
-    reason and returned as problems, so start-up always completes (issue 12)."""
+    reason and returned as problems, so start-up always completes (SPEC §1)."""
     problems = dir_problems(agent)
     if not problems:
         try:

@@ -1,4 +1,4 @@
-"""The database belongs to one workspace (issue 14).
+"""The database belongs to one workspace (SPEC §1).
 
 Rows (proposals, runs, cursors, tokens) describe files of one workspace: a proposal's base
 hash is of a file there, a cursor counts bytes of a note there. Run against another

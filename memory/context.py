@@ -73,7 +73,7 @@ log = logging.getLogger(__name__)
 
 def _readable(read, rel: str):
     """`read(rel)`, or None when the path is refused (a symbolic link, SPEC §1): one file
-    that cannot be read is left out of the prompt, the rest is served (issue 10.14)."""
+    that cannot be read is left out of the prompt, the rest is served (SPEC §4.2)."""
     try:
         return read(rel)
     except PathRefused as exc:

@@ -1,4 +1,5 @@
-"""The doctor (issue 12.14): what this app makes of a workspace, changing nothing.
+"""The doctor (docs/decisions.md, "OpenClaw workspaces"): what this app makes of a workspace,
+changing nothing.
 
 `diagnose()` reads MY_AGENT_HOME — through memory.workspace, which lists entries without
 following links (`survey`) and reads without locking — and reports, as data:

@@ -1,4 +1,5 @@
-"""One page of a listing (issue 17.5): the items of the page and how many there are in all.
+"""One page of a listing (docs/decisions.md, "Facts, notes and the prompt"): the items of the page
+and how many there are in all.
 
 A listing costs what its page costs: the operations that return a Listing find and sort
 names without reading or stat-ing each file, and read only the page's files. The API's

@@ -471,7 +471,7 @@ def read_notes_block(
                 continue
             if found.invalid_utf8:
                 # The model would read U+FFFD and might rewrite it into MEMORY.md: the
-                # run goes on without this note and says so (issue 10.6).
+                # run goes on without this note and says so (SPEC §8).
                 unreadable.append((info.name, "it has bytes that are not UTF-8 text"))
                 continue
             texts.append((info, found.text))

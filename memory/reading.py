@@ -230,7 +230,7 @@ def read_whole_memory_file(agent: Agent, path: str) -> str:
     return text
 
 
-# --- every file an agent's memory holds (issue 12.10) -------------------------------------
+# --- every file an agent's memory holds (SPEC §3) -------------------------------------
 
 KINDS = ("memory", "note", "file", "wiki", "extra")
 

@@ -1,5 +1,5 @@
 """The search index: a cache of every searched file's entries, one per host, shared by all
-the processes of that host, rebuildable from the files alone (SPEC §6.1 rules, issue 17).
+the processes of that host, rebuildable from the files alone (the SPEC §6.1 rules; docs/search.md).
 
 What it is: an SQLite database under MEMORY_SEARCH_DIR (a local disk, never the shared
 workspace volume: SQLite over NFS is unsafe), named by the workspace root it indexes.
@@ -21,7 +21,7 @@ and slots are allocated so that a higher slot is a newer file ((rank_ns, path) a
 a dated note by its day, any other file by its mtime). So "newest first, then line order"
 is `ORDER BY rowid DESC`, which FTS5 walks lazily and stops at LIMIT.
 
-Freshness (docs/decisions.md, "Search index"):
+Freshness (docs/decisions.md, "Search"):
 - a change made through the app is in the change log (memory.workspace); every query first
   reads the log from where this host's index last stopped and re-indexes those files;
 - a change made by hand is found by `reconcile` (a stat of every file against its key),
@@ -133,7 +133,7 @@ def note_day(rel: str, scope: str) -> dt.date | None:
     shown = shown_path(rel, scope)
     if not shown.startswith("memory/") or shown.count("/") != 1:
         return None
-    # Odd but real names of a day (`2026-01-05_1030.md`) are notes of it too (issue 12.11).
+    # Odd but real names of a day (`2026-01-05_1030.md`) are notes of it too (SPEC §3).
     found = text_rules.note_day(shown[len("memory/") :])
     return None if found is None else found[0]
 
@@ -552,7 +552,7 @@ def _bound_ns() -> int:
 
 
 def catch_up(index: Index) -> None:
-    """Bring the index up to the files before a query (docs/decisions.md, Search):
+    """Bring the index up to the files before a query (docs/decisions.md, "Search"):
 
     - the change log since this host last read it: every app write, on any host — one row
       read and one open of the log's last segment when nothing is new;

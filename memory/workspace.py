@@ -231,7 +231,7 @@ def resolve(rel: str) -> Path:
             raise PathRefused(
                 f"{where} is a symbolic link (to {target}); links inside the workspace are "
                 f"not followed, so {rel!r} cannot be used. Move the folder or file into the "
-                "workspace instead (README: symbolic links)."
+                "workspace instead (docs/openclaw.md, symbolic links)."
             )
     if real != base and base not in real.parents:
         raise PathRefused(f"Path leaves the workspace: {rel!r}.")

@@ -1,4 +1,4 @@
-"""Health you can probe (issue 15): the same report for `GET /healthz` (load balancers,
+"""Health you can probe (SPEC §18): the same report for `GET /healthz` (load balancers,
 supervisors) and `python manage.py memory_health` (a person, cron; non-zero exit when
 something is wrong).
 

@@ -142,7 +142,7 @@ def server_time_zone() -> str:
 # A change made by hand (an editor, Obsidian, a sync tool) rather than through the app shows
 # in INDEX.md and in the wiki's graph, lint and reports within this many seconds: what the
 # app writes is known at once; what it did not write is found by a check of every file's
-# stamp, made at most this often (docs/decisions.md, "Writes and listings at scale").
+# stamp, made at most this often (docs/decisions.md, "Facts, notes and the prompt").
 MEMORY_RECONCILE_SECONDS = env_float("MEMORY_RECONCILE_SECONDS", 10.0)
 
 # "Today" for daily notes is in the owner's time zone (SPEC §4.2), by default the server's.
@@ -207,10 +207,11 @@ MIDDLEWARE = [
     "axes.middleware.AxesMiddleware",
 ]
 
-# Sign-in throttling (django-axes, docs/decisions.md): after MEMORY_LOGIN_FAILURE_LIMIT
-# failed sign-ins of one username from one address, that pair is refused (429) for
-# MEMORY_LOGIN_COOLOFF_MINUTES. Counted in the database, so it holds across web workers
-# and hosts. Covers the pages' and the admin's sign-in (API tokens are not passwords).
+# Sign-in throttling (django-axes; docs/decisions.md, "Presence and credentials"): after
+# MEMORY_LOGIN_FAILURE_LIMIT failed sign-ins of one username from one address, that pair is
+# refused (429) for MEMORY_LOGIN_COOLOFF_MINUTES. Counted in the database, so it holds across
+# web workers and hosts. Covers the pages' and the admin's sign-in (API tokens are not
+# passwords).
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",

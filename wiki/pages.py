@@ -370,7 +370,7 @@ def report(agent) -> dict:
     """The lint report as data: `{"pages", "counts", "issues", "open_questions",
     "reports"}` (see wiki.lint.report_data), computed from the vault as it is on disk.
     Writes nothing: opening the Wiki tab or `GET …/wiki/report` must not rewrite a page's
-    machine block or create the reports (issue 10.10); edits and compiles do that."""
+    machine block or create the reports (SPEC §10.6); edits and compiles do that."""
     vault = load(agent)
     return lint.report_data(vault, lint.lint(vault, today=clock.today()))
 

@@ -1,4 +1,4 @@
-"""REST for every Markdown file of an agent's memory (issue 12.10): the recursive listing
+"""REST for every Markdown file of an agent's memory (SPEC §3): the recursive listing
 — notes, hand-kept files and subfolders, wiki pages, the extra paths — and one file by the
 path memory_get reads it with (the same path rules), replaced whole where it may be."""
 

@@ -1,4 +1,4 @@
-"""Pages of the API's lists (issue 14): every list endpoint answers a DRF page,
+"""Pages of the API's lists (SPEC ยง14): every list endpoint answers a DRF page,
 `{"count", "next", "previous", "offset", "limit", "results"}`, chosen with `?limit=&offset=`.
 
 DRF's LimitOffsetPagination, with two changes: a limit or offset that is not a whole number
@@ -7,7 +7,7 @@ list), and the envelope also says which window it is, so a client can print "41โ
 without parsing the `next` URL.
 
 Lists are sequences with `len()` and slicing (a queryset, or a list an operation returned):
-an operation that can count and slice without reading everything (issue 17) plugs in by
+an operation that can count and slice without reading everything (memory.listing) plugs in by
 returning such a sequence.
 """
 

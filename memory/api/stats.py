@@ -1,5 +1,6 @@
-"""REST for the counts the pages' badge reads (SPEC §7): `GET /api/stats`. Counted without
-listing: one directory listing of names per scope, no file read or stat'ed (issue 17.5)."""
+"""REST for the counts the pages' badge reads (SPEC §7): `GET /api/stats`. Counted without listing:
+one directory listing of names per scope, no file read or stat'ed (docs/decisions.md, "Facts, notes
+and the prompt")."""
 
 from __future__ import annotations
 

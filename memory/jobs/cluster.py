@@ -1,5 +1,5 @@
-"""The django-q2 cluster, supervised so that the death of any of its processes never
-wedges it (issue 10; `python manage.py memory_worker`, which `make run` starts).
+"""The django-q2 cluster, supervised so that the death of any of its processes never wedges it
+(docs/decisions.md, "Jobs and models"; `python manage.py memory_worker`, which `make run` starts).
 
 Why: a django-q2 cluster is one guard process (the *sentinel*) with worker, monitor and
 pusher processes that share two `multiprocessing` queues. An idle worker waits in

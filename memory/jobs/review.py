@@ -1,4 +1,4 @@
-"""The review queue's jobs (issue 13), django-q2 tasks and schedules calling operations:
+"""The review queue's jobs (SPEC §7), django-q2 tasks and schedules calling operations:
 
 - `apply_rules_task(proposal_id)`: a new proposal that a standing rule covers applies at
   once (proposals.rules → proposals.actions.apply_now). Enqueued after each proposal is

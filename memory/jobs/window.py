@@ -1,4 +1,4 @@
-"""The model's context window (issue 15): a prompt must fit it with room left for the
+"""The model's context window (SPEC §13): a prompt must fit it with room left for the
 answer, or the run fails before any call — never a truncated answer taken as a rewrite.
 
 MEMORY_LLM_CONTEXT_TOKENS gives the window in tokens (0 or unset: not known — the

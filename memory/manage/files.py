@@ -1,4 +1,4 @@
-"""Every Markdown file of an agent's memory on the pages (issue 12.10): the list — notes,
+"""Every Markdown file of an agent's memory on the pages (SPEC §3): the list — notes,
 hand-kept files and subfolders, wiki pages, the extra paths — and one file, shown and
 edited by the path memory_get reads it with (memory.reading: the same path rules)."""
 

@@ -155,13 +155,13 @@ def report_started(request: HttpRequest, run: Run) -> None:
             text = _(
                 "No model is configured, so the compile cannot call one: run #%(id)s is "
                 "recorded as skipped and nothing changed. Set MEMORY_LLM_MODEL and "
-                "MEMORY_LLM_BASE_URL (see README, Configuration) and restart."
+                "MEMORY_LLM_BASE_URL (see docs/configuration.md) and restart."
             )
         else:
             text = _(
                 "No model is configured, so the consolidation cannot call one: run #%(id)s "
                 "is recorded as skipped and nothing changed. Set MEMORY_LLM_MODEL and "
-                "MEMORY_LLM_BASE_URL (see README, Configuration) and restart."
+                "MEMORY_LLM_BASE_URL (see docs/configuration.md) and restart."
             )
         messages.warning(request, text % {"id": run.pk})
         return

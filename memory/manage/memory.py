@@ -51,7 +51,7 @@ def memory_home(request: HttpRequest) -> HttpResponse:
 
 
 def bad_bytes_warning(found: workspace.FileText | None) -> list[str]:
-    """The warning a page shows for a file with bytes that are not UTF-8 (issue 10.6)."""
+    """The warning a page shows for a file with bytes that are not UTF-8 (SPEC §1)."""
     if found is None or not found.invalid_utf8:
         return []
     return [

@@ -1,4 +1,4 @@
-"""Pages of the management pages' lists (issue 14): facts, notes, search results,
+"""Pages of the management pages' lists (SPEC §15): facts, notes, search results,
 proposals, history, Activity, the vault, the script store.
 
 `paginate(request, items)` takes any sequence with `len()` and slicing — a queryset, a

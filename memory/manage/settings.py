@@ -1,4 +1,4 @@
-"""The Settings tab (issue 14): per agent, what only the admin or the API could set before —
+"""The Settings tab (SPEC §15): per agent, what only the admin or the API could set before —
 the nightly consolidation (a cron, with presets, its meaning in plain words and the next
 runs in the owner's zone), autonomous on or off with what it means, the name — plus a new
 agent, the model in use, and how to connect an agent (a token and the MCP snippet).

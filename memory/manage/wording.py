@@ -1,4 +1,4 @@
-"""The words the code writes, in the page's language (issue 14).
+"""The words the code writes, in the page's language (SPEC §15).
 
 Statuses and kinds are labels. Run summaries and reasons are sentences the jobs store in
 English (the API and the logs read them as they are); the pages show them translated by

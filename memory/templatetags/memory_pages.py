@@ -1,4 +1,4 @@
-"""Template helpers of the management pages: times that carry their zone (issue 14)."""
+"""Template helpers of the management pages: times that carry their zone (SPEC §15)."""
 
 from __future__ import annotations
 

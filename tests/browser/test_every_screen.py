@@ -1,5 +1,5 @@
 """Every screen in a real Chromium at 1280 and 390 px wide, in English and Vietnamese
-(issue 14): no page scrolls sideways, axe-core finds no serious or critical violation, and
+(SPEC §15): no page scrolls sideways, axe-core finds no serious or critical violation, and
 each is screenshotted (SAVE_SCREENSHOTS=1 writes docs/screenshots/: every screen in English
 at 1280 px and in Vietnamese at 390 px, the two ends a person uses)."""
 

@@ -1,4 +1,4 @@
-"""The review screens in a real browser (issue 13): a file's history and a restore, a
+"""The review screens in a real browser (SPEC §7): a file's history and a restore, a
 rewrite applied hunk by hunk, a batch page by page, and a bulk approval with one refusal."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The answer constrained to the §13.1 schemas, in the first form the endpoint accepts, and
-an answer cut at the token limit treated as a failure (issue 15), against the fake model
+an answer cut at the token limit treated as a failure (SPEC §13), against the fake model
 over real HTTP. The same path against a real llama.cpp server: tests/model."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The model's context window (issue 15, MEMORY_LLM_CONTEXT_TOKENS): the prompt budget
+"""The model's context window (SPEC §13, MEMORY_LLM_CONTEXT_TOKENS): the prompt budget
 follows it, a prompt that cannot fit fails the run before any call, counted with the
 server's tokenizer where it has one and an upper estimate otherwise. Against the fake
 model, whose tokenizer counts one token per 4 characters; the real tokenizer:

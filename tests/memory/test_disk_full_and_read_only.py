@@ -1,4 +1,4 @@
-"""A full disk and a read-only workspace (issue 10.5): an append is whole or absent, every
+"""A full disk and a read-only workspace (SPEC §1, §17): an append is whole or absent, every
 write path answers a JSON 507 (full) or 503 (read-only) that says so — REST, the tools
 over REST and MCP, the in-process tool loop, the pages, an approval — and reads keep
 working on a read-only workspace.

@@ -1,4 +1,4 @@
-"""Extra paths (issue 12.13), as OpenClaw's memorySearch.extraPaths: folders or files of
+"""Extra paths (SPEC §6.1), as OpenClaw's memorySearch.extraPaths: folders or files of
 Markdown, absolute or relative to the home, that memory_search and memory_get read —
 read-only, symlinks skipped, the same traversal rules, shown under their own prefix."""
 

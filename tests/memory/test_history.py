@@ -1,4 +1,4 @@
-"""Every version of every memory file (issue 13.1, SPEC §7): what the app writes, what a
+"""Every version of every memory file (SPEC §7): what the app writes, what a
 person changed outside it, restore as a forward change exactly once, blame, retention."""
 
 from __future__ import annotations

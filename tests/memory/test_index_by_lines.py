@@ -1,4 +1,4 @@
-"""INDEX.md changed by its lines (issue 17.4): exact after every write through the app,
+"""INDEX.md changed by its lines (SPEC §2): exact after every write through the app,
 regenerated whole when it does not match the facts, hand edits of the facts taken in within
 MEMORY_RECONCILE_SECONDS — and a fact write reads no other fact."""
 

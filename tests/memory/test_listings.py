@@ -1,6 +1,6 @@
-"""Listings that cost one page (issue 17.5): notes and facts paged from one listing of names,
-counts without a stat, memory_save looking only at the note's last byte, and the
-workspace's batch write."""
+"""Listings that cost one page (docs/decisions.md, "Facts, notes and the prompt"): notes and facts
+paged from one listing of names, counts without a stat, memory_save looking only at the note's last
+byte, and the workspace's batch write."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The queue comes to the owner (issue 13.6): an email digest through a real SMTP
+"""The queue comes to the owner (SPEC §7): an email digest through a real SMTP
 conversation with a local sink (aiosmtpd on loopback), and a signed webhook POST to a local
 receiver, retried; at the owner's time of day or past N pending; once per new batch."""
 

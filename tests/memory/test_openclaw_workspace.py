@@ -1,4 +1,4 @@
-"""An existing OpenClaw workspace, used as it is (issue 12; SPEC §1, §3, §4.2, §8): its root
+"""An existing OpenClaw workspace, used as it is (SPEC §1, §3, §4.2, §8): its root
 USER.md, its memory.md, odd but real note names, the pre-turn block's caps and fences, and
 "nothing new" judged by content. Workspaces come from tests/openclaw_workspace.py."""
 

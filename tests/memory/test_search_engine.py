@@ -1,4 +1,4 @@
-"""The index finds exactly what the §6.1 rules find (issue 17 item 1): on a generated
+"""The index finds exactly what the §6.1 rules find (docs/decisions.md, "Search"): on a generated
 workspace, memory.search and the slow reference (tests/memory/search_reference.py, every
 file read and folded on every call) give the same hits, in the same order, with the same
 words matched and weights — before and after app writes, hand edits and deletes."""

@@ -1,4 +1,4 @@
-"""Freshness of the search index (issue 17 item 2, docs/decisions.md "Search"):
+"""Freshness of the search index (SPEC §6.1; docs/decisions.md, "Search"):
 
 - a change made through the app is in the very next query, on every process and host —
   a host being a search index of its own (MEMORY_SEARCH_DIR) over the shared workspace;

@@ -1,5 +1,5 @@
 """The workspace's write, read and lock internals under what real disks and real
-workspaces hand it (issue 10: 10.5, 10.6, 10.9, 10.14; issue 12: 4, 12): whole appends,
+workspaces hand it (SPEC §1): whole appends,
 modes, bytes that are not UTF-8, CRLF and BOM, NFD names, long names, lone surrogates, a
 bounded lock pool, stale temp files."""
 
@@ -137,7 +137,7 @@ def test_an_append_into_a_file_with_undecodable_bytes_keeps_them(workspace):
     )
 
 
-# --- line endings and BOM (issue 12, item 12) ---------------------------------------------
+# --- line endings and BOM ------------------------------------------------------------------
 
 
 def test_a_crlf_file_stays_crlf_on_a_rewrite_and_reads_as_lf(workspace):
@@ -171,7 +171,7 @@ def test_a_new_file_is_lf_without_bom_whatever_the_text_says(workspace):
     assert (workspace / "MEMORY.md").read_bytes() == b"- one\n- two\n"
 
 
-# --- NFD names (issue 12, item 4) ---------------------------------------------------------
+# --- NFD names ----------------------------------------------------------------------------
 
 NFC_NAME = unicodedata.normalize("NFC", "sách-đang-đọc.md")
 NFD_NAME = unicodedata.normalize("NFD", "sách-đang-đọc.md")

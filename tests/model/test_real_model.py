@@ -1,4 +1,4 @@
-"""Consolidation, fact review and compile against a real model (issue 15): SmolLM2-135M
+"""Consolidation, fact review and compile against a real model (SPEC §13): SmolLM2-135M
 served by llama-cpp-python on loopback, through the real provider code — request,
 constraint to the §13.1 schemas, parsing, usage, the window, timeouts and retries.
 

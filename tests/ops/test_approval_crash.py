@@ -1,8 +1,8 @@
-"""Issue 10 item 3: a process killed (SIGKILL) between the file write and the commit of
-an approval leaves the change on disk and the proposal `pending`. History must tell the
-truth: approving again finds exactly the planned bytes and records the approval (writing
-only what is missing), undo then restores what it replaced, and rejecting such a
-proposal is refused — with a real process killed at that point."""
+"""SPEC §7, exactly once across a crash: a process killed (SIGKILL) between the file write and the
+commit of an approval leaves the change on disk and the proposal `pending`. History must tell the
+truth: approving again finds exactly the planned bytes and records the approval (writing only what
+is missing), undo then restores what it replaced, and rejecting such a proposal is refused — with a
+real process killed at that point."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 10's fault suite: the production server as `make run` starts it (bin/serve:
+"""The fault suite (SPEC §1, §18): the production server as `make run` starts it (bin/serve:
 uvicorn + memory_worker, SQLite, the ORM broker), attacked over real HTTP while its web
 and worker processes are killed with SIGKILL — concurrent memory_save, large PUTs of
 MEMORY.md, approvals, consolidations. Afterwards: no torn file, no lost acknowledged line,

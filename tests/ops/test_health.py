@@ -1,4 +1,4 @@
-"""Issue 15 item 4: `GET /healthz` and `python manage.py memory_health` report the web
+"""SPEC §18: `GET /healthz` and `python manage.py memory_health` report the web
 process, the database, whether the workspace can take writes, the worker heartbeat's age
 and the pending proposals; 503 / exit 1 when something is wrong; never a write."""
 

@@ -1,4 +1,4 @@
-"""Issue 15 item 3: several hosts, one workspace. PostgreSQL and Redis on one host, two
+"""SPEC §18, past one machine: several hosts, one workspace. PostgreSQL and Redis on one host, two
 web hosts (uvicorn), three worker hosts (`manage.py memory_worker` on the Redis broker),
 all sharing one MY_AGENT_HOME directory — as network namespaces where this machine allows
 (else processes on loopback; the output says which). Concurrently: memory_save from 16

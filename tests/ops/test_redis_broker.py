@@ -1,6 +1,6 @@
 """The Redis broker (Q_REDIS_URL) for real: a `memory_worker` cluster takes tasks queued in
 a real redis-server, its results land in the database, and a killed worker does not stop
-it (issue 15: "make it real and tested")."""
+it (SPEC §18)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Schemathesis against `/api/schema/` of the production server (`make run`'s bin/serve:
 uvicorn + the worker cluster) over real HTTP, as the owner and as an agent token, bounded
-in time: no response may be a 5xx (issue 10). Slow: `make test-slow` (.ci/run) runs it.
+in time: no response may be a 5xx (SPEC §17). Slow: `make test-slow` (.ci/run) runs it.
 
 Path parameters are drawn from a dictionary of ids that exist (agents, notes, facts,
 pages, proposals, runs, tools) most of the time, so the generated requests reach the views

@@ -1,4 +1,4 @@
-"""Issue 10 item 2: after any process of the worker cluster dies (`kill -9`), the next
+"""SPEC §12: after any process of the worker cluster dies (`kill -9`), the next
 task is processed within 60 s — with a real `manage.py memory_worker` on the test
 database. Plain django-q2 wedges for good when an idle worker dies holding its task
 queue's lock (the first case, one worker, shows it: the reincarnated worker waits for that

@@ -1,4 +1,4 @@
-"""The review and history screens (issue 13, issue 10.8): bounded diffs on huge files,
+"""The review and history screens (SPEC §7, §15): bounded diffs on huge files,
 decisions in part, edited and in bulk from the pages, the banner, history, restore, blame
 and provenance on the agent screen."""
 

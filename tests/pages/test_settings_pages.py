@@ -1,4 +1,4 @@
-"""The Settings tab (issue 14): schedule, autonomous, rename, a new agent, a token — through
+"""The Settings tab (SPEC §15): schedule, autonomous, rename, a new agent, a token — through
 the API's own serializers and operations."""
 
 from django_q.models import Schedule

@@ -1,4 +1,4 @@
-"""Vietnamese everywhere (issue 14): every string a template or a gettext call marks has a
+"""Vietnamese everywhere (SPEC §15): every string a template or a gettext call marks has a
 Vietnamese translation, and the compiled catalogue (.mo) says the same as the .po.
 
 The strings are extracted the way `makemessages` extracts them (Django's templatize for

@@ -1,4 +1,4 @@
-"""The database belongs to its workspace (issue 14): the first start records it, and every
+"""The database belongs to its workspace (SPEC §1): the first start records it, and every
 way in refuses another workspace with a message saying what to do."""
 
 import io

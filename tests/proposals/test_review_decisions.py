@@ -1,4 +1,4 @@
-"""Decisions that scale (issue 13.2-13.8): part of a proposal, edited before approving,
+"""Decisions that scale (SPEC §7): part of a proposal, edited before approving,
 several at once, no nagging, expiry, standing rules. Files on disk and rows checked."""
 
 from __future__ import annotations

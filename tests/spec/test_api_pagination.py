@@ -1,4 +1,4 @@
-"""Every list of the API is a page (issue 14): `{"count", "next", "previous", "offset",
+"""Every list of the API is a page (SPEC §14): `{"count", "next", "previous", "offset",
 "limit", "results"}` chosen with `?limit=&offset=`; a limit that is not a number is 422."""
 
 import pytest

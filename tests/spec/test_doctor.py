@@ -1,6 +1,6 @@
-"""`python manage.py memory_doctor` (issue 12.14): on a workspace of each OpenClaw shape it
-says the layout, the prompt files and their sizes against the caps, what it ignores and
-why, and what start-up would create — and changes nothing, not even a lock file."""
+"""`python manage.py memory_doctor` (docs/decisions.md, "OpenClaw workspaces"): on a workspace of
+each OpenClaw shape it says the layout, the prompt files and their sizes against the caps, what it
+ignores and why, and what start-up would create — and changes nothing, not even a lock file."""
 
 from __future__ import annotations
 

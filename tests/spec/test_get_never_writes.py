@@ -1,4 +1,4 @@
-"""GETs never write (issue 10.10, house rule): every GET of the API, the management pages,
+"""GETs never write (SPEC §1): every GET of the API, the management pages,
 the admin, and every MCP read (resources, read-only tools) leaves the workspace exactly as
 it was — the same paths, bytes, modes and modification times, and no lock file or folder
 created. The workspace is one a person wrote by hand and the app never initialised: a

@@ -1,8 +1,7 @@
-"""What the attack on the running server found at the edges (issue 10.6, 10.7, 10.9, 10.12,
-10.14), each through the interfaces: bytes that are not UTF-8, lone surrogates through the
-tools, file modes, a cron that never fires, long names, deep JSON, a symlinked note in
-the prompt, stats for agent tokens, sign-in throttling, trailing newlines in agent ids,
-form bodies on JSON endpoints, secure-cookie settings."""
+"""The edges of the HTTP surface (SPEC §1, §17), each through the interfaces: bytes that are not
+UTF-8, lone surrogates through the tools, file modes, a cron that never fires, long names, deep
+JSON, a symlinked note in the prompt, stats for agent tokens, sign-in throttling, trailing newlines
+in agent ids, form bodies on JSON endpoints, secure-cookie settings."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every Markdown file in memory/ can be found and managed (issue 12.10): a recursive
+"""Every Markdown file in memory/ can be found and managed (SPEC §3): a recursive
 listing over the API and on the pages, and each file shown and edited with memory_get's
 path rules. The workspace is a generated OpenClaw one (tests/openclaw_workspace.py)."""
 

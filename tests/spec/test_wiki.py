@@ -259,7 +259,7 @@ def test_it_lints_each_kind_and_regenerates_reports_whole(owner_client, master, 
     assert "Who pays?" in text
     stale_md = workspace / WIKI / "reports/stale.md"
     questions_md = workspace / WIKI / "reports/open-questions.md"
-    # A GET computes the report and writes nothing (issue 10.10); an edit regenerates the
+    # A GET computes the report and writes nothing (SPEC §10.6); an edit regenerates the
     # report files.
     assert not stale_md.exists() and not questions_md.exists()
     owner_client.put(

@@ -166,7 +166,7 @@ def test_the_report_is_data_and_the_report_files_come_from_edits(owner_client, m
     report = owner_client.get(f"{BASE}/report").json()
     assert report["counts"] == {"unsourced": 0, "dangling": 1, "review": 1, "stale": 0}
     assert report["open_questions"] == [{"slug": "eco", "title": "Eco", "question": "Who pays?"}]
-    # A GET never writes (issue 10.10): the next edit or compile puts the file back.
+    # A GET never writes (SPEC §10.6): the next edit or compile puts the file back.
     assert workspace.read("memory/wiki/reports/open-questions.md") is None
 
 

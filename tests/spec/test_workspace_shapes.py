@@ -1,4 +1,4 @@
-"""Existing workspaces as people keep them (issue 12, items 3, 4 and 12): symbolic links
+"""Existing workspaces as people keep them (SPEC §1): symbolic links
 never stop the server, names macOS wrote in NFD are one name with their NFC spelling on
 every path-taking input, and line endings and byte-order marks are kept on disk while the
 prompt reads plain text."""

@@ -121,7 +121,7 @@ def test_reports_are_not_pages_and_are_written_only_when_changed(master, workspa
 
 
 def test_hand_made_pages_are_left_as_written_until_the_app_writes_them(master):
-    # The app adds its machine block only to pages it writes (issue 12.6): a refresh never
+    # The app adds its machine block only to pages it writes (SPEC §10.1): a refresh never
     # touches a hand-made page; once the app writes it, the block comes with its links.
     make_vault()
     before = workspace.read("memory/wiki/concepts/concept-a.md")

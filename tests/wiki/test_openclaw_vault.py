@@ -1,4 +1,4 @@
-"""OpenClaw's memory-wiki pages are read, not damaged (issue 12.6): `id`, `pageType`,
+"""OpenClaw's memory-wiki pages are read, not damaged (SPEC §10.1): `id`, `pageType`,
 `sourceIds`, `updatedAt`, `[[folder/slug|label]]` links, the `sources/` folder, OpenClaw's
 `<!-- openclaw:wiki:related:start/end -->` blocks and its own reports. The vault is the
 generated English OpenClaw workspace's (tests/openclaw_workspace.py)."""
@@ -63,7 +63,7 @@ def test_folder_links_resolve_and_openclaws_related_block_is_not_the_authors(vau
 def test_a_refresh_and_the_report_leave_every_openclaw_file_as_it_is(vault, master):
     before = files_of(vault)
     report = pages.report(master)
-    # The report is computed on read: nothing is written (issue 10.10).
+    # The report is computed on read: nothing is written (SPEC §10.6).
     assert files_of(vault) == before
     assert report["reports"]["open_questions"].endswith("reports/open-questions.md")
     pages.refresh(master)  # what an edit or a compile does

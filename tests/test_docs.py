@@ -186,6 +186,19 @@ def test_every_link_between_the_documents_resolves():
     assert broken == []
 
 
+def test_every_dependency_says_why_in_decisions():
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    pinned = project["dependencies"] + [
+        requirement for extra in project["optional-dependencies"].values() for requirement in extra
+    ]
+    names = {re.split(r"[\[=<>~ ]", requirement)[0].lower() for requirement in pinned}
+    decisions = (DOCS / "decisions.md").read_text(encoding="utf-8")
+    table = decisions.split("\n## Dependencies\n", 1)[1].lower()
+    assert sorted(name for name in names if name not in table) == []
+
+
 def test_the_readme_is_a_front_page_and_decisions_one_truth_per_topic():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     decisions = (DOCS / "decisions.md").read_text(encoding="utf-8")

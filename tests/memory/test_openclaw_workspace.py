@@ -265,8 +265,9 @@ def test_the_caps_are_settings_with_documented_defaults(settings):
         20_000,
         30_000,
     )
-    readme = (settings.BASE_DIR / "README.md").read_text(encoding="utf-8")
-    assert "MEMORY_PRE_TURN_NOTE_CHARS" in readme and "MEMORY_PRE_TURN_TOTAL_CHARS" in readme
+    page = (settings.BASE_DIR / "docs" / "configuration.md").read_text(encoding="utf-8")
+    assert "| `MEMORY_PRE_TURN_NOTE_CHARS` | `20000` |" in page
+    assert "| `MEMORY_PRE_TURN_TOTAL_CHARS` | `30000` |" in page
 
 
 def test_a_note_cannot_close_its_fence_or_pose_as_the_blocks_structure(workspace, master, today):

@@ -114,7 +114,7 @@ SECRET_KEY = (
 )
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", "")
-# Behind an HTTPS proxy (README: secure cookies): cookies only over HTTPS, and the header
+# Behind an HTTPS proxy (docs/configuration.md): cookies only over HTTPS, and the header
 # the proxy sets to say a request came in over HTTPS. Off by default: `make run` serves
 # plain HTTP on loopback.
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", False)
@@ -153,9 +153,9 @@ MEMORY_SEARCH_DIR = env_str("MEMORY_SEARCH_DIR", str(BASE_DIR / "var" / "search"
 # A file changed by hand (not through the app) is found by queries at most this late.
 MEMORY_SEARCH_RECONCILE_SECONDS = env_float("MEMORY_SEARCH_RECONCILE_SECONDS", 30.0)
 
-# An existing OpenClaw workspace, used as it is (SPEC §1; README "Use an existing OpenClaw
-# workspace"). The user scope's USER.md: this file when set (relative to MY_AGENT_HOME),
-# else users/owner/USER.md when it exists, else a root USER.md (OpenClaw's place for it).
+# An existing OpenClaw workspace, used as it is (SPEC §1; docs/openclaw.md). The user
+# scope's USER.md: this file when set (relative to MY_AGENT_HOME), else users/owner/USER.md
+# when it exists, else a root USER.md (OpenClaw's place for it).
 MEMORY_USER_FILE = env_str("MEMORY_USER_FILE")
 # More folders or files of Markdown that memory_search and memory_get read, read-only, as
 # OpenClaw's memorySearch.extraPaths: absolute or relative to MY_AGENT_HOME, separated by

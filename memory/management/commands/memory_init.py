@@ -1,3 +1,4 @@
+import contextlib
 import os
 import secrets
 from pathlib import Path
@@ -62,9 +63,15 @@ class Command(BaseCommand):
 
 def private_file(path: Path) -> None:
     """Make `path` exist readable and writable by this OS user only (0600), tightening
-    an existing file that others may read: it holds a secret (the key, the sessions)."""
+    an existing file that others may read: it holds a secret (the key, the sessions).
+
+    An existing file is never opened, only chmodded: closing any descriptor of a file
+    drops every POSIX lock this process holds on it — SQLite's locks on the database and
+    its -shm file, when this runs in a process with an open connection."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
+    if not path.exists():
+        with contextlib.suppress(FileExistsError):  # created meanwhile: chmodded below
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
     if os.stat(path).st_mode & 0o077:
         try:
             os.chmod(path, 0o600)

@@ -18,7 +18,20 @@ Engines:
 - `rg -i`: ripgrep, case-insensitive, any of the query's words as fixed strings; lines
   ranked by how many distinct query words they hold, then newer file, then line order.
 
-Run: `.venv/bin/python bench/recall.py` (options: --seed, --show KIND, --keep).
+Public sets (bench/public_sets.py: LoCoMo, XQuAD Vietnamese), in the same run when their
+raw files are placed (skipped with a message when not): each agent of a set is an agent
+here, and every engine searches that agent's notes only. Per set, Markdown tables per kind
+(the set's own categories): line-level recall@5, the share of gold lines in the top 5, and
+note-level recall@5, with the project's difference and ratio to `FTS5 entries`; the
+project's warm median latency; and worked misses (FTS5 finds the answer in its top 5,
+memory_search does not: the question, the gold line, the project's top 3 with lengths).
+Engines there: `memory_search` (with --before REV, that revision's too), `FTS5 entries`
+(as `FTS5 blocks`), `FTS5 folded` (rows and query folded by memory.text: the project's
+words under bm25), `bm25s folded` (a textbook BM25 on the project's words, when bm25s is
+installed) and `rg -i` in the agent's dir.
+
+Run: `.venv/bin/python bench/recall.py` (options: --seed, --show KIND, --keep, --sets,
+--locomo PATH, --xquad-vi PATH, --misses N, --save FILE, --before REV).
 """
 
 from __future__ import annotations
@@ -400,20 +413,23 @@ def found_in_notes(hits: list[Hit], answers: list[tuple[str, int]]) -> int | Non
 
 
 def evaluate_public(name: str, engine: ScopedEngine, questions: list[public_sets.Question]) -> dict:
-    """Every question of a public set asked of its agent: line and note ranks, times, and
-    the first hits (for the worked misses)."""
-    ranks: list[int | None] = []
-    note_ranks: list[int | None] = []
-    times: list[float] = []
-    tops: list[list[Hit]] = []
+    """Every question of a public set asked of its agent: line and note ranks, the share of
+    its gold lines in the top 5 and 10, times, and the first hits (for the worked misses)."""
+    found: dict[str, list] = {
+        key: [] for key in ("ranks", "note_ranks", "shares5", "shares10", "times", "tops")
+    }
     for question in questions:
         started = time.perf_counter()
         hits = engine(question.scope, question.text)
-        times.append(time.perf_counter() - started)
-        ranks.append(found_at(hits, question.answers))
-        note_ranks.append(found_in_notes(hits, question.answers))
-        tops.append(hits[:5])
-    return {"name": name, "ranks": ranks, "note_ranks": note_ranks, "times": times, "tops": tops}
+        found["times"].append(time.perf_counter() - started)
+        found["ranks"].append(found_at(hits, question.answers))
+        found["note_ranks"].append(found_in_notes(hits, question.answers))
+        for k in (5, 10):
+            covered = {(path, n) for path, a, b in hits[:k] for n in range(a, b + 1)}
+            share = len(covered & set(question.answers)) / len(question.answers)
+            found[f"shares{k}"].append(share)
+        found["tops"].append(hits[:5])
+    return {"name": name, **found}
 
 
 def evaluate(name: str, engine: Engine, questions: list[recall_set.Question]) -> dict:
@@ -484,50 +500,80 @@ def show(
             print(f"  hit    {path}:{first}-{last}: {body[:110]}")
 
 
-def _at5(ranks: list[int | None]) -> float:
-    return _metrics(ranks)[0]
+def _within(ranks: list[int | None], k: int) -> list[float]:
+    return [1.0 if rank is not None and rank <= k else 0.0 for rank in ranks]
 
 
-def _by_kind(result: dict, key: str, questions: list, kind: str) -> list[int | None]:
-    return [rank for rank, q in zip(result[key], questions, strict=True) if q.kind == kind]
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+# The three measures of a public set's tables: (title, what "found" means, the per-question
+# value at 5, and the extra columns: name → per-question values, averaged).
+def _measures(result: dict) -> list[tuple[str, str, list[float], dict[str, list[float]]]]:
+    def reciprocal(ranks: list[int | None]) -> list[float]:
+        return [1 / rank if rank else 0.0 for rank in ranks]
+
+    return [
+        (
+            "line-level recall@5",
+            "every gold line in the top 5",
+            _within(result["ranks"], 5),
+            {"recall@10": _within(result["ranks"], 10), "MRR": reciprocal(result["ranks"])},
+        ),
+        (
+            "line-level share@5",
+            "the share of a question's gold lines in the top 5, as IR's recall@k counts; "
+            "differs from the above only where a question has several gold lines",
+            result["shares5"],
+            {"share@10": result["shares10"]},
+        ),
+        (
+            "note-level recall@5",
+            "a hit in every gold note in the top 5",
+            _within(result["note_ranks"], 5),
+            {
+                "recall@10": _within(result["note_ranks"], 10),
+                "MRR": reciprocal(result["note_ranks"]),
+            },
+        ),
+    ]
 
 
 def report_public(labelled: public_sets.LabelledSet, results: list[dict]) -> None:
-    """Markdown tables of one public set: recall@5 per kind for every engine, line-level
-    then note-level, with the project's difference and ratio to FTS5; then latency."""
+    """Markdown tables of one public set, per kind for every engine: line-level recall@5,
+    the share of gold lines found, note-level recall@5; each with the project's
+    difference and ratio to FTS5; then the project's latency."""
     questions = labelled.questions
     kinds = [kind for kind in labelled.kinds if any(q.kind == kind for q in questions)]
-    counts = {kind: sum(1 for q in questions if q.kind == kind) for kind in kinds}
-    reference = next(result for result in results if result["name"] == REFERENCE)
+    members = {kind: [i for i, q in enumerate(questions) if q.kind == kind] for kind in kinds}
     compared = [result for result in results if result["name"] == "memory_search"]
     compared += [result for result in results if result["name"].startswith("before ")]
-    for level, key, what in (
-        ("line", "ranks", "every gold line in the top 5"),
-        ("note", "note_ranks", "a hit in every gold note in the top 5"),
-    ):
-        print(f"\n{labelled.name}, {level}-level recall@5 ({what})\n")
-        head = [f"all ({len(questions)})", *(f"{kind} ({counts[kind]})" for kind in kinds)]
-        print("| engine | " + " | ".join(head) + " | recall@10 | MRR | median ms |")
-        print("|---" * (len(head) + 4) + "|")
+    tables = {result["name"]: _measures(result) for result in results}
+    for number, (title, what, _values, extra) in enumerate(tables[REFERENCE]):
+        print(f"\n{labelled.name}, {title} ({what})\n")
+        head = [f"all ({len(questions)})", *(f"{kind} ({len(members[kind])})" for kind in kinds)]
+        print("| engine | " + " | ".join([*head, *extra, "median ms"]) + " |")
+        print("|---" * (len(head) + len(extra) + 2) + "|")
 
-        def cells(result: dict, key: str = key) -> list[float]:
-            return [_at5(result[key])] + [
-                _at5(_by_kind(result, key, questions, kind)) for kind in kinds
-            ]
+        def cells(name: str, number: int = number) -> list[float]:
+            values = tables[name][number][2]
+            return [_mean(values)] + [_mean([values[i] for i in members[k]]) for k in kinds]
 
         for result in results:
-            _at5_all, at10, mrr = _metrics(result[key])
+            more = [f"{_mean(v):.3f}" for v in tables[result["name"]][number][3].values()]
             median = statistics.median(result["times"]) * 1000
-            row = [f"{value:.3f}" for value in cells(result)]
             name = f"**{result['name']}**" if result in compared else result["name"]
-            print(f"| {name} | " + " | ".join(row) + f" | {at10:.3f} | {mrr:.3f} | {median:.1f} |")
-        base = cells(reference)
+            row = [f"{value:.3f}" for value in cells(result["name"])] + more + [f"{median:.1f}"]
+            print(f"| {name} | " + " | ".join(row) + " |")
+        base = cells(REFERENCE)
+        blank = " |" * (len(extra) + 1)
         for result in compared:
-            mine = cells(result)
+            mine = cells(result["name"])
             diff = [f"{a - b:+.3f}" for a, b in zip(mine, base, strict=True)]
             ratio = [f"{a / b:.2f}" if b else "–" for a, b in zip(mine, base, strict=True)]
-            print(f"| {result['name']} − FTS5 | " + " | ".join(diff) + " | | | |")
-            print(f"| {result['name']} / FTS5 | " + " | ".join(ratio) + " | | | |")
+            print(f"| {result['name']} − FTS5 | " + " | ".join(diff) + " |" + blank)
+            print(f"| {result['name']} / FTS5 | " + " | ".join(ratio) + " |" + blank)
     for result in compared:
         times = sorted(result["times"])
         p95 = times[int(0.95 * (len(times) - 1))] * 1000

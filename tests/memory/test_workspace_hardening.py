@@ -16,6 +16,7 @@ import pytest
 
 from memory import workspace as ws
 from memory.errors import DiskFull, InvalidInput, PathRefused
+from memory.workspace import locks
 
 
 def _mode(path) -> int:
@@ -38,7 +39,7 @@ def test_a_rewrite_keeps_the_files_mode(workspace):
     ws.write("MEMORY.md", "- two\n")
     assert _mode(workspace / "MEMORY.md") == 0o644
     os.chmod(workspace / "MEMORY.md", 0o640)
-    ws.write_if_unchanged("MEMORY.md", "- three\n", base_hash=ws.hash_text("- two\n"))
+    ws.write_checked("MEMORY.md", "- three\n", base_hash=ws.hash_text("- two\n"))
     assert _mode(workspace / "MEMORY.md") == 0o640
     assert (workspace / "MEMORY.md").read_text() == "- three\n"
 
@@ -229,7 +230,7 @@ def test_the_lock_directory_is_bounded_and_ignored_by_git(workspace):
     for number in range(600):
         ws.write(f"memory/file-{number}.md", "x\n")
     names = os.listdir(workspace / ws.LOCK_DIR)
-    assert len(names) <= ws.FILE_STRIPES + ws.GUARD_STRIPES + 1
+    assert len(names) <= locks.FILE_STRIPES + locks.GUARD_STRIPES + 1
     assert (workspace / ws.LOCK_DIR / ".gitignore").read_text() == "*\n"
 
 
@@ -240,7 +241,7 @@ def test_prepare_makes_the_pool_and_removes_old_per_path_lock_files(workspace):
     ws.prepare()
     names = set(os.listdir(workspace / ws.LOCK_DIR))
     assert old.name not in names
-    assert len(names) == ws.FILE_STRIPES + ws.GUARD_STRIPES + 1
+    assert len(names) == locks.FILE_STRIPES + locks.GUARD_STRIPES + 1
     assert ".gitignore" in names
     # The derived state (facts index, wiki change lists) is machinery too: not in git.
     assert (workspace / ".memory-state" / ".gitignore").read_text() == "*\n"
@@ -290,7 +291,7 @@ def test_two_paths_on_one_stripe_nest_in_one_thread(workspace):
     seen: dict[int, str] = {}
     for number in range(10_000):
         rel = f"memory/n{number}.md"
-        stripe = ws._stripe("f", rel)
+        stripe = locks.stripe("f", rel)
         if stripe in seen:
             first, second = seen[stripe], rel
             break

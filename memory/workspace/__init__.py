@@ -65,7 +65,7 @@ from memory.workspace.extra import (
     scan_extra,
 )
 from memory.workspace.hooks import Change, Fingerprint, adopt, on_change
-from memory.workspace.locks import guarded, locked, locked_many
+from memory.workspace.locks import FILE_STRIPES, GUARD_STRIPES, guarded, locked, locked_many
 from memory.workspace.paths import CHANGES_DIR, LOCK_DIR, STATE_DIR, resolve, root
 from memory.workspace.reading import (
     bytes_hash,
@@ -125,6 +125,8 @@ __all__ = [
     "locked",
     "locked_many",
     "guarded",
+    "FILE_STRIPES",  # the lock pool's size: `.memory-locks/` never holds more files
+    "GUARD_STRIPES",
     # changes
     "ChangesPosition",
     "changes_position",

@@ -230,7 +230,7 @@ def test_the_lock_directory_is_bounded_and_ignored_by_git(workspace):
     for number in range(600):
         ws.write(f"memory/file-{number}.md", "x\n")
     names = os.listdir(workspace / ws.LOCK_DIR)
-    assert len(names) <= locks.FILE_STRIPES + locks.GUARD_STRIPES + 1
+    assert len(names) <= ws.FILE_STRIPES + ws.GUARD_STRIPES + 1
     assert (workspace / ws.LOCK_DIR / ".gitignore").read_text() == "*\n"
 
 
@@ -241,7 +241,7 @@ def test_prepare_makes_the_pool_and_removes_old_per_path_lock_files(workspace):
     ws.prepare()
     names = set(os.listdir(workspace / ws.LOCK_DIR))
     assert old.name not in names
-    assert len(names) == locks.FILE_STRIPES + locks.GUARD_STRIPES + 1
+    assert len(names) == ws.FILE_STRIPES + ws.GUARD_STRIPES + 1
     assert ".gitignore" in names
     # The derived state (facts index, wiki change lists) is machinery too: not in git.
     assert (workspace / ".memory-state" / ".gitignore").read_text() == "*\n"

@@ -103,6 +103,14 @@ def read_user() -> str:
     return workspace.read(user_path()) or ""
 
 
+def read_user_with_hash() -> workspace.FileText:
+    """USER.md as an editor opens it: the text, the hash of exactly that text (one read
+    under the file's shared lock: a write with it as `base_hash` is a Conflict over
+    anything written since), whether it had bytes that are not UTF-8. A missing file is
+    `workspace.NO_FILE` (no text, the hash ABSENT)."""
+    return workspace.read_file_locked(user_path()) or workspace.NO_FILE
+
+
 def write_user(body: str, *, base_hash: str | None = None) -> None:
     """Replace USER.md atomically. The file is stored whole; only the prompt caps it.
     With base_hash, Conflict when USER.md changed since that hash was read."""

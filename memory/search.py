@@ -498,7 +498,7 @@ def search(
 
 def explain(query: str, *, agent: Agent | None = None, include_user: bool = True) -> Explained:
     """How each word of the query counts in the scope `search` (or, without an agent,
-    `search_all`) would search: its rule, in how many entries it stands, its weight."""
+    `search_window`) would search: its rule, in how many entries it stands, its weight."""
     if not text_rules.words(query):
         raise InvalidInput("The query has no letters or digits to search for.")
     index = search_index.get()
@@ -526,16 +526,11 @@ def _all_pools() -> list[_Pool]:
     return pools
 
 
-def search_all(query: str, *, agent_id: str | None = None, limit: int = DEFAULT_LIMIT) -> list[Hit]:
-    """GET /api/memory/search (SPEC §6.2). With agent_id: that agent's files and the user
-    scope, as `search` ranks them. Without: every agent's results and the user scope's,
-    each ranked on its own (words weighed over all of them, so ranks compare) and
-    interleaved by rank. Raises NotFound for an unknown agent, InvalidInput as `search`."""
-    _check_limit(limit)
-    return _search_all(query, agent_id=agent_id, limit=limit)
-
-
 def _search_all(query: str, *, agent_id: str | None, limit: int) -> list[Hit]:
+    """SPEC §6.2. With agent_id: that agent's files and the user scope, as `search` ranks
+    them. Without: every agent's results and the user scope's, each ranked on its own
+    (words weighed over all of them, so ranks compare) and interleaved by rank. Raises
+    NotFound for an unknown agent, InvalidInput as `search`."""
     from memory.agents import get_agent_or_404
 
     if not text_rules.words(query):
@@ -569,10 +564,12 @@ def search_window(
     limit: int = DEFAULT_LIMIT,
     count_up_to: int = COUNT_CAP,
 ) -> Window:
-    """A page of `search_all`'s ranked results and how many there are, for lists a person
-    pages through (the management pages, `GET /api/memory/search?offset=`). The ranking
-    is exactly search_all's; the count is exact up to `count_up_to` (then `capped`).
-    Raises InvalidInput as search_all does, and for a negative offset."""
+    """A page of the ranked results across scopes (SPEC §6.2: with `agent_id`, that agent's
+    files and the user scope; without, every agent's and the user scope's, each ranked on
+    its own and interleaved by rank) and how many there are, for lists a person pages
+    through (the management pages, `GET /api/memory/search`). The count is exact up to
+    `count_up_to` (then `capped`). Raises NotFound for an unknown agent, InvalidInput for
+    a query without letters or digits, a bad limit or a negative offset."""
     _check_limit(limit)
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
         raise InvalidInput("offset must be a whole number, 0 or more.")

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import jsonschema
 
-from memory import workspace
+from memory.attribution import attributed
 from memory.errors import InvalidInput, NotFound
 from memory.models import Agent
 from memory.presence import refuse_source_argument
@@ -315,7 +315,7 @@ def call_tool_result(
     refuse_unencodable(arguments, "arguments")
     # Versions of the files the tool changes name this agent and the call's source.
     actor = source if source.startswith("job:") else f"agent:{agent.id}"
-    with workspace.attributed(actor=actor, source=source, via="tool"):
+    with attributed(actor=actor, source=source, via="tool"):
         result = tool.func(agent, source=source, **arguments)
     return result if isinstance(result, ToolResult) else ToolResult(text=str(result))
 

@@ -44,6 +44,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from memory import textdiff, workspace
+from memory.attribution import attributed
 from memory.errors import Conflict, InvalidInput, NotFound
 from proposals.models import Proposal
 
@@ -136,6 +137,17 @@ def previous_texts(proposal: Proposal) -> dict[str, str | None]:
         return {path: previous.get(path) for path in paths}
     # A single-path kind stores the bare text (or None when the file did not exist).
     return {path: previous for path in paths}
+
+
+def stale_paths(proposal: Proposal) -> set[str]:
+    """The paths the proposal writes whose file changed since it was proposed: its
+    recorded base hash no longer matches the file (what approving them would refuse)."""
+    bases = proposal.base_hashes or {}
+    return {
+        path
+        for path in planned_writes(proposal)
+        if path in bases and workspace.file_hash(path) != bases[path]
+    }
 
 
 def _base_hashes(proposal: Proposal) -> dict[str, str]:
@@ -325,7 +337,7 @@ def _stored_or_404(proposal: Proposal) -> Proposal:
 def _decision_attributed(row: Proposal, what: str, by: str):
     """The versions an approval or undo writes name who decided, the proposal, its run and
     the source that asked for it."""
-    return workspace.attributed(
+    return attributed(
         actor=by,
         source=row.source,
         proposal=row.pk,

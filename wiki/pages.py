@@ -401,9 +401,6 @@ def get_page(agent, slug: str) -> Page:
     return page
 
 
-get_page_or_404 = get_page
-
-
 def get_page_by_title(agent, title: str) -> Page | None:
     """The page a title names (slugified, §10.2; 422 for a title without letters)."""
     return find_page(agent, page_slug(title))

@@ -463,10 +463,6 @@ class Record:
         whose Related section is OpenClaw's (one tool, one block)."""
         return not self.openclaw and not self.foreign_block
 
-    def out_slugs(self) -> list[str]:
-        """Slugs this page links to, first appearance first, without repeats or itself."""
-        return self.out
-
     def folded_lines(self) -> list[str]:
         """Title then body lines, folded (§6.1); computed once per record."""
         if self._folded is None:

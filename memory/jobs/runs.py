@@ -42,7 +42,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from memory import workspace
+from memory.attribution import attributed
 from memory.errors import Conflict, NotFound
 from memory.jobs.llm import BadAnswer, LLMError, Provider
 from memory.models import Agent, Run
@@ -402,7 +402,7 @@ def run_step(run: Run, step: Callable[[Run], Outcome]) -> tuple[Run, Outcome]:
     try:
         # Whatever the step changes (an autonomous agent's proposal applied at once) is
         # attributed to this run in the files' history.
-        with workspace.attributed(
+        with attributed(
             actor=f"job:{run.kind}-{run.pk}",
             source=f"job:{run.kind}-{run.pk}",
             via="task",

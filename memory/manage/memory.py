@@ -13,7 +13,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 from django.views.decorators.http import require_POST
 
-from memory import facts, notes, reading, search, workspace
+from memory import facts, notes, reading, search
 from memory.agents import get_agent_or_404
 from memory.errors import Conflict, DomainError, InvalidInput
 from memory.jobs import nightly
@@ -43,16 +43,16 @@ def memory_home(request: HttpRequest) -> HttpResponse:
     """USER.md, the facts (with filter), links to each agent's memory."""
     # Hash what was read (None for a missing file), so saving onto a file created
     # meanwhile is caught as a conflict too.
-    found = workspace.read_file_locked(facts.user_path())
-    user_body = found.text if found else ""
-    raw_hash = found.hash if found else workspace.ABSENT
-    user_form = FileForm(initial={"body": user_body, "base_hash": raw_hash})
-    return _memory_home(request, user_form, user_body, warnings=bad_bytes_warning(found))
+    found = facts.read_user_with_hash()
+    user_form = FileForm(initial={"body": found.text, "base_hash": found.hash})
+    return _memory_home(
+        request, user_form, found.text, warnings=bad_bytes_warning(found.invalid_utf8)
+    )
 
 
-def bad_bytes_warning(found: workspace.FileText | None) -> list[str]:
+def bad_bytes_warning(invalid_utf8: bool) -> list[str]:
     """The warning a page shows for a file with bytes that are not UTF-8 (issue 10.6)."""
-    if found is None or not found.invalid_utf8:
+    if not invalid_utf8:
         return []
     return [
         _(
@@ -97,7 +97,7 @@ def _memory_home(
             "user_is_new": not shown_body.strip() and not user_form.is_bound,
             "first_run": not shown_body.strip() and not all_facts,
             "user_template": USER_TEMPLATE,
-            "index_count": count_info(workspace.read(facts.INDEX_PATH) or "", INDEX_CAP),
+            "index_count": count_info(facts.read_index(), INDEX_CAP),
             "file_warnings": list(warnings),
         },
         tab="memory",
@@ -170,9 +170,9 @@ def add_fact(request: HttpRequest) -> HttpResponse:
             return redirect("memory-pages:home")
     # Shown again as typed, each error next to its field: nothing the owner wrote is lost.
     messages.error(request, _("The fact was not saved: see the form below."))
-    raw, raw_hash = workspace.read_with_hash(facts.user_path())
-    user_form = FileForm(initial={"body": raw or "", "base_hash": raw_hash})
-    return _memory_home(request, user_form, raw or "", status=status, new_fact_form=form)
+    found = facts.read_user_with_hash()
+    user_form = FileForm(initial={"body": found.text, "base_hash": found.hash})
+    return _memory_home(request, user_form, found.text, status=status, new_fact_form=form)
 
 
 def _save_fact_form(name: str, form: FactForm, *, create_only: bool = False) -> None:
@@ -253,10 +253,11 @@ def agent_memory(request: HttpRequest, agent_id: str) -> HttpResponse:
                 return _agent_memory(request, agent, form, body, status=exc.status_code)
             messages.success(request, _("MEMORY.md saved."))
             return redirect("memory-pages:agent-memory", agent_id=agent.pk)
-    found = workspace.read_file_locked(notes.memory_path(agent))
-    body = found.text if found else ""
-    form = FileForm(initial={"body": body, "base_hash": found.hash if found else workspace.ABSENT})
-    return _agent_memory(request, agent, form, body, warnings=bad_bytes_warning(found))
+    found = notes.read_memory_with_hash(agent)
+    form = FileForm(initial={"body": found.text, "base_hash": found.hash})
+    return _agent_memory(
+        request, agent, form, found.text, warnings=bad_bytes_warning(found.invalid_utf8)
+    )
 
 
 def _agent_memory(request, agent: Agent, form: FileForm, body: str, status: int = 200, warnings=()):
@@ -283,7 +284,7 @@ def note_detail(request: HttpRequest, agent_id: str, name: str) -> HttpResponse:
     agent = agent_or_404(request, agent_id)
     try:
         rel = notes.existing_note_path(agent, name)
-        found = workspace.read_file_locked(rel)
+        found = notes.read_note_with_hash(agent, name)
     except DomainError as exc:
         raise Http404(exc.message) from None
     if found is None:
@@ -316,7 +317,7 @@ def note_detail(request: HttpRequest, agent_id: str, name: str) -> HttpResponse:
             "path": rel,
             "form": form,
             "body_html": render_markdown(text),
-            "file_warnings": bad_bytes_warning(found),
+            "file_warnings": bad_bytes_warning(found.invalid_utf8),
             "lines": numbered_lines(text, request.GET.get("q") or ""),
         },
         tab="memory",

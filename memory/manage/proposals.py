@@ -15,7 +15,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_POST
 
-from memory import notes, workspace
+from memory import notes
 from memory.errors import DomainError, InvalidInput
 from memory.manage.layout import actor, back, owner_required, page, report_error
 from memory.manage.paging import paginate
@@ -80,15 +80,6 @@ def proposal_detail(request: HttpRequest, pk: int) -> HttpResponse:
     )
 
 
-def _stale_paths(proposal: Proposal) -> set[str]:
-    bases = proposal.base_hashes or {}
-    return {
-        path
-        for path in actions.planned_writes(proposal)
-        if path in bases and workspace.file_hash(path) != bases[path]
-    }
-
-
 def proposal_card(proposal: Proposal, *, review: bool = False) -> dict:
     """What a card shows: the kind in words, its age, reasons (a consolidation's beside the
     lines they name), per changed file the diff against the text it replaces (escaped by
@@ -96,7 +87,7 @@ def proposal_card(proposal: Proposal, *, review: bool = False) -> dict:
     pending = proposal.status == Proposal.Status.PENDING
     batch = len(actions.planned_writes(proposal)) > 1 or proposal.kind == "wiki_compile"
     diffs = diff.proposal_diff(proposal)
-    stale = _stale_paths(proposal) if pending and batch else set()
+    stale = actions.stale_paths(proposal) if pending and batch else set()
     for item in diffs:
         item.stale = item.path in stale
     reasons = proposal.reasons or []

@@ -34,7 +34,8 @@ from functools import partial as partial_fn
 
 from memory import clock, workspace
 from memory.errors import InvalidInput, NotFound
-from memory.text import cap, dump_frontmatter, fold_single_line, word_pattern, words
+from memory.query import Query, as_query
+from memory.text import cap, dump_frontmatter, fold_single_line
 from wiki import graph, lint
 from wiki import vault as vault_module
 from wiki.vault import (
@@ -418,14 +419,11 @@ class SearchHit:
     updated: str
 
 
-def _rank(vault: Vault, query: str) -> list[SearchHit] | None:
+def _rank(vault: Vault, query: Query) -> list[SearchHit]:
     """Pages matching `query` by the §6.1 word rules over title and body (machine block
     left out), all-words pages only when there are any; more words first, then newer
-    `updated`, then slug. None when the query has no word."""
-    query_words = words(query)
-    if not query_words:
-        return None
-    patterns = [word_pattern(word) for word in query_words]
+    `updated`, then slug."""
+    patterns = [word.pattern for word in query.words]
     hits: list[SearchHit] = []
     for record in vault.pages.values():
         lines = record.folded_lines()
@@ -457,24 +455,20 @@ def _rank(vault: Vault, query: str) -> list[SearchHit] | None:
     return hits
 
 
-def search_pages(agent, query: str, *, limit: int = SEARCH_LIMIT) -> list[SearchHit]:
+def search_pages(agent, query: Query | str, *, limit: int = SEARCH_LIMIT) -> list[SearchHit]:
     """`wiki_search` (§10.4): at most `limit` pages. 422 for a query without words."""
-    hits = _rank(load(agent), query)
-    if hits is None:
-        raise InvalidInput("The query has no letters or digits to search for.")
-    return hits[:limit]
+    query = as_query(query)
+    return _rank(load(agent), query)[:limit]
 
 
-def list_pages(agent, q: str | None = None) -> list[Page]:
+def list_pages(agent, q: Query | str | None = None) -> list[Page]:
     """The vault as pages (no links). Without `q`: folder order, then slug. With `q`:
     the pages matching it, ranked as `wiki_search` ranks; a `q` without a letter or digit
     is 422, as for every search."""
+    query = as_query(q) if q else None
     vault = load(agent)
-    if q:
-        hits = _rank(vault, q)
-        if hits is None:
-            raise InvalidInput("The query has no letters or digits to search for.")
-        return [_page(vault.pages[hit.slug]) for hit in hits]
+    if query is not None:
+        return [_page(vault.pages[hit.slug]) for hit in _rank(vault, query)]
     rank = {folder: index for index, folder in enumerate(FOLDERS)}
     records = sorted(vault.pages.values(), key=lambda r: (rank[r.folder], r.slug))
     return [_page(record) for record in records]

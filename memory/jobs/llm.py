@@ -12,9 +12,10 @@ reported before the failure; an answer cut at the token limit is such a failure,
 shorter answer. `count_tokens(text)` counts with the server's own tokenizer where it has
 one (llama.cpp, llama-cpp-python), else with memory.jobs.window's upper estimate.
 
-Validating the keys of the answer belongs to each step (consolidation, hygiene, compile):
-its parser raises `BadAnswer`. The run bookkeeping around a call (heartbeat, usage, the
-failure as the run's summary) is `memory.jobs.runs.ask_for_run`.
+The answer is checked against the schema it was sent (memory.jobs.answers), then read by
+the step's parser, which keeps what no schema can say; both raise `BadAnswer`. The run
+bookkeeping around a call (heartbeat, usage, the failure as the run's summary) is
+`memory.jobs.runs.ask_for_run`.
 Prompt text lives in files under memory/prompts/ (or another app's prompts directory:
 `load_prompt`, `render_prompt`).
 """

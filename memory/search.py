@@ -3,9 +3,10 @@
 Plain words, ranked, explainable — the rules (docs/decisions.md, "Search"):
 
 - Query and text are compared folded (`memory.text.fold`); the query is split into words
-  (`memory.text.words`). A word of four or more characters matches anywhere inside a word
-  of the text (`sach` in `sachs`); a shorter one only whole (`doc` is not in `docs`); a run
-  of Han, Kana or Hangul anywhere at any length (`心跳`).
+  once, where it comes in (`memory.query.Query`: each word with the rule it matches by).
+  A word of four or more characters matches anywhere inside a word of the text (`sach` in
+  `sachs`); a shorter one only whole (`doc` is not in `docs`); a run of Han, Kana or Hangul
+  anywhere at any length (`心跳`).
 - An entry is a block of lines (`memory.text.blocks`: a paragraph, or a list item with its
   continuation lines, capped) of MEMORY.md or any `.md` below the agent's `memory/` — the
   wiki's machine block left out — or one fact (description and body together).

@@ -35,6 +35,7 @@ from memory.attribution import attributed
 from memory.errors import InvalidInput, NotFound
 from memory.models import Agent
 from memory.presence import refuse_source_argument
+from memory.query import Query
 from memory.text import refuse_unencodable
 
 PROMPTS_DIR = Path(__file__).resolve().parent / "prompts" / "tools"
@@ -380,15 +381,13 @@ def memory_search(
     """The §6.1 search of this agent's memory and the shared facts. OpenClaw's arguments:
     `maxResults` (capped at 12), `minScore` (0–1: the share of the query's words an entry
     must hold), `corpus` (accepted and ignored: there is one corpus here)."""
-    from memory import search, text
+    from memory import search
 
-    words = text.words(query)
-    if not words:
-        raise InvalidInput("The query has no letters or digits to search for.")
+    parsed = Query.parse(query)
     limit = min(maxResults or SEARCH_CAP, SEARCH_CAP)
-    hits = search.search(query, agent=agent, limit=limit)
+    hits = search.search(parsed, agent=agent, limit=limit)
     if minScore:
-        hits = [hit for hit in hits if hit.score / len(words) >= minScore]
+        hits = [hit for hit in hits if hit.score / len(parsed.words) >= minScore]
     data = {
         "results": [
             {

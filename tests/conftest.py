@@ -177,7 +177,7 @@ def anon_client(workspace) -> APIClient:
 @pytest.fixture
 def fake_llm(settings):
     """An OpenAI-compatible fake at MEMORY_LLM_BASE_URL, model gpt-4o-mini (priced in
-    settings), fast retries, a 2-second timeout."""
+    memory/jobs/prices.toml), fast retries, a 2-second timeout."""
     from memory.jobs.llm import forget_endpoints
 
     forget_endpoints()

@@ -34,7 +34,8 @@ from memory.manage.layout import (
 from memory.manage.paging import PER_PAGE, Counted, paginate, wanted_page
 from memory.manage.rendering import highlight, render_markdown
 from memory.models import Agent, Run
-from memory.text import FACT_TYPES, fold, parse_note_name, word_pattern, words
+from memory.query import Query
+from memory.text import FACT_TYPES, fold, parse_note_name
 from memory.writes import OWNER, forget_fact_or_propose, replace_user, save_fact_or_propose
 
 
@@ -71,13 +72,14 @@ def _memory_home(
     warnings=(),
 ):
     query = (request.GET.get("fq") or "").strip()
+    wanted = Query.parse(query, allow_empty=True)
     fact_type = request.GET.get("type") or ""
     all_facts = facts.list_facts()
     shown = [
         fact
         for fact in all_facts
         if (not fact_type or fact.type == fact_type)
-        and (not query or _matches(query, f"{fact.name} {fact.description} {fact.body}"))
+        and _matches(wanted, f"{fact.name} {fact.description} {fact.body}")
     ]
     pager = paginate(request, shown, label=_("facts"))
     return page(
@@ -109,10 +111,11 @@ def facts_types() -> tuple[str, ...]:
     return FACT_TYPES
 
 
-def _matches(query: str, text: str) -> bool:
-    """Every word of the query is in the text, compared as search compares (folded)."""
+def _matches(query: Query, text: str) -> bool:
+    """Every word of the query is in the text, compared as search compares (folded); a
+    query without words filters nothing out."""
     folded = fold(text)
-    return all(word_pattern(word).search(folded) for word in words(query))
+    return all(word.pattern.search(folded) for word in query.words)
 
 
 @owner_required
@@ -353,8 +356,9 @@ def numbered_lines(text: str, query: str = "") -> list[dict]:
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
+    marked = Query.parse(query, allow_empty=True)
     return [
-        {"number": number, "html": highlight(line, query) if query else line}
+        {"number": number, "html": highlight(line, marked) if query else line}
         for number, line in enumerate(lines, start=1)
     ]
 
@@ -400,7 +404,7 @@ def edit_url(agent: Agent, path: str) -> str:
     return reverse("memory-pages:memory-file", args=[agent.pk, path])
 
 
-def hit_links(hit: search.Hit, query: str) -> dict:
+def hit_links(hit: search.Hit, query: Query) -> dict:
     """Where a search hit opens (the fact's page, or the file at its line) and the day
     of its note."""
     day = None
@@ -409,7 +413,7 @@ def hit_links(hit: search.Hit, query: str) -> dict:
         url = reverse("memory-pages:fact", args=[name])
     else:
         url = reverse("memory-pages:file", args=[hit.agent, hit.path])
-        url += f"?q={quote(query)}#L{hit.line}" if hit.line else ""
+        url += f"?q={quote(query.text)}#L{hit.line}" if hit.line else ""
         folder, _sep, file_name = hit.path.rpartition("/")
         if folder == notes.NOTES_DIR:
             try:
@@ -430,10 +434,10 @@ def search_page(request: HttpRequest) -> HttpResponse:
     window = None
     explained = None
     if form.is_valid() and form.cleaned_data["q"].strip():
-        query = form.cleaned_data["q"]
         agent_id = form.cleaned_data.get("agent") or None
         number = wanted_page(request)
         try:
+            query = Query.parse(form.cleaned_data["q"])
             window = search.search_window(
                 query, agent_id=agent_id, offset=(number - 1) * PER_PAGE, limit=PER_PAGE
             )

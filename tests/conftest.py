@@ -58,6 +58,16 @@ def _live_server_backlog():
 
 
 @pytest.fixture(autouse=True, scope="session")
+def _fast_password_hasher():
+    """Django's PBKDF2 takes about half a second per password on a small machine, and most
+    tests create the owner: the session hashes with MD5 (Django's advice for test suites).
+    Processes a test starts keep the real hashers."""
+    from django.conf import settings as django_settings
+
+    django_settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True, scope="session")
 def _no_real_home(tmp_path_factory):
     """Even a test without the workspace fixture never writes to a real home: the
     session's default MY_AGENT_HOME is a temporary directory."""

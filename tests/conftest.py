@@ -13,39 +13,33 @@ from rest_framework.test import APIClient
 from memory.models import Agent, ApiToken
 from tests.fakellm import FakeLLM
 
-MODEL_TESTS = Path(__file__).resolve().parent / "model"
+TESTS = Path(__file__).resolve().parent
+# Suites of their own, left out of `make test` (the default suite a developer runs before
+# every commit): each is collected only when a command names its folder (or a file in it).
+SEPARATE_SUITES = {
+    TESTS / "ops": "make test-slow",  # real server and worker processes, killed and restarted
+    TESTS / "browser": "make test-browser",  # a real Chromium
+    TESTS / "model": "make test-model",  # a real model server
+}
 
 
-def pytest_addoption(parser):
-    parser.addoption(
-        "--run-slow",
-        action="store_true",
-        help="also run the process-level tests marked slow (make test-slow; .ci/run does)",
-    )
-    parser.addoption(
-        "--model-tests",
-        action="store_true",
-        help="collect tests/model (a real model server; `make test-model`)",
-    )
+def _named(folder: Path, config) -> bool:
+    for arg in config.args:
+        path = (Path(config.invocation_params.dir) / arg.split("::")[0]).resolve()
+        if path == folder or folder in path.parents:
+            return True
+    return False
 
 
 def pytest_ignore_collect(collection_path, config):
-    """tests/model talks to a real model and takes minutes: only `make test-model`
-    (pytest tests/model --model-tests) collects it, so `make test` stays fast."""
-    if config.getoption("--model-tests"):
-        return None
-    if collection_path == MODEL_TESTS or MODEL_TESTS in collection_path.parents:
-        return True
+    """tests/ops, tests/browser and tests/model take minutes: `pytest` (and `make test`)
+    collects none of them; `pytest tests/ops` (`make test-slow`), `pytest tests/browser`
+    and `pytest tests/model` do."""
+    for folder in SEPARATE_SUITES:
+        inside = collection_path == folder or folder in collection_path.parents
+        if inside and not _named(folder, config):
+            return True
     return None
-
-
-def pytest_collection_modifyitems(config, items):
-    if config.getoption("--run-slow"):
-        return
-    skip = pytest.mark.skip(reason="slow process-level test: run by `make test-slow` (.ci/run)")
-    for item in items:
-        if "slow" in item.keywords:
-            item.add_marker(skip)
 
 
 @pytest.fixture(autouse=True, scope="session")

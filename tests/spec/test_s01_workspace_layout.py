@@ -6,16 +6,20 @@ prompt reads plain text."""
 from __future__ import annotations
 
 import io
+import json
 import os
 import unicodedata
+from pathlib import Path
 
 import pytest
 from django.core.management import call_command
 from django.test import Client
 
-from memory import tools
+from memory import clock, tools, workspace
 from memory.mcp.server import call_tool_now, read_resource_now
+from memory.models import ApiToken
 from memory.presence import Caller
+from tests.openclaw_workspace import big_note, build
 
 NFC = unicodedata.normalize("NFC", "sách-đang-đọc.md")
 NFD = unicodedata.normalize("NFD", "sách-đang-đọc.md")
@@ -216,3 +220,381 @@ def test_a_wiki_page_in_an_nfd_file_is_found_and_edited_by_its_slug(
     assert put.status_code == 200, put.content
     assert os.listdir(folder) == [nfd]
     assert "Thủ đô của Việt Nam." in (folder / nfd).read_text(encoding="utf-8")
+
+
+# --- test_agent_dirs.py --------------------
+# SPEC §1/§12/§15: an agent's dir (MEMORY.md and memory/) is created when the agent is
+# created — whichever way the owner creates it (REST, or the Django admin, where "everything
+# the agent sees is editable").
+
+
+def test_it_creates_the_agent_dir_when_the_admin_creates_an_agent(alice, master, workspace):
+    client = Client()
+    client.force_login(alice)
+    response = client.post(
+        "/admin/memory/agent/add/",
+        {"id": "scribe", "name": "Scribe", "memory_consolidate": ""},
+    )
+    assert response.status_code == 302, response.content[:500]
+    from memory.models import Agent
+
+    assert Agent.objects.filter(id="scribe").exists()
+    assert (workspace / "agents/scribe/memory").is_dir()
+
+
+def test_it_creates_the_agent_dir_over_rest(owner_client, master, workspace):
+    response = owner_client.post(
+        "/api/agents", data={"id": "scout", "name": "Scout"}, format="json"
+    )
+    assert response.status_code == 201
+    assert (workspace / "agents/scout/memory").is_dir()
+    note = owner_client.put(
+        "/api/agents/scout/memory/notes/2026-01-01", data={"body": "n\n"}, format="json"
+    )
+    assert note.status_code == 201
+    assert (workspace / "agents/scout/memory/2026-01-01.md").read_text(encoding="utf-8") == "n\n"
+
+
+# --- test_doctor.py --------------------
+# `python manage.py memory_doctor` (issue 12.14): on a workspace of each OpenClaw shape it
+# says the layout, the prompt files and their sizes against the caps, what it ignores and
+# why, and what start-up would create — and changes nothing, not even a lock file.
+
+
+def everything(root) -> dict[str, object]:
+    """Every entry below root with its bytes (files), target (links) or nothing (dirs)."""
+    found: dict[str, object] = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if path.is_symlink():
+            found[rel] = ("link", os.readlink(path))
+        elif path.is_dir():
+            found[rel] = ("dir",)
+        else:
+            found[rel] = (path.read_bytes(), path.stat().st_mtime_ns, path.stat().st_mode)
+    return found
+
+
+def doctor(*args: str) -> str:
+    out = io.StringIO()
+    call_command("memory_doctor", *args, stdout=out)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("shape", ["vi", "en", "zh"])
+def test_it_reports_each_shape_and_changes_nothing(workspace, master, shape):
+    built = build(workspace, shape, today=clock.today())
+    before = everything(workspace)
+    text = doctor()
+    assert everything(workspace) == before
+    assert "Layout: an OpenClaw workspace, used as it is" in text
+    assert "USER.md at the root" in text
+    assert "USER.md                  USER.md" in text  # the root file is the user's USER.md
+    assert "a persona file: not memory" in text
+    assert "memory/.draft.md                         hidden" in text
+    assert "memory/synced.md                         a symbolic link: never followed" in text
+    assert "memory/scan-latin1.md                    not UTF-8 from byte 3" in text
+    assert "memory/photo.jpg                         not Markdown (.md)" in text
+    agent_dir = built.agents[0]
+    assert f"Agent folder {agent_dir}/: no agent yet" in text
+    assert "users/owner/facts/ (an empty folder for the shared facts)" in text
+    assert "Nothing was changed." in text
+    if shape == "vi":
+        assert "memory.md stands for MEMORY.md" in text
+        assert "MEMORY.md (empty)" not in text  # never beside memory.md
+    if shape == "en":
+        assert "odd names, read as notes of their day: 2026-01-05_1030.md" in text
+        assert "not read as a note: 2026-02-30 is not a real date" in text
+        assert "OpenClaw memory-wiki page(s)" in text
+        assert "Wiki vault: 4 page(s) (concepts 1, entities 1, sources 2)" in text
+
+
+def test_it_shows_the_context_before_and_after_the_caps(workspace, master):
+    build(workspace, "en", today=clock.today())
+    big_note(workspace, clock.today(), 3_700_000)
+    report = json.loads(doctor("--json"))
+    (agent,) = [a for a in report["agents"] if a["known"]]
+    assert agent["pre_turn_before"] > 3_600_000
+    assert agent["pre_turn_after"] <= 30_000
+    today_row = [row for row in agent["prompt"] if row["label"] == f"memory/{clock.today()}.md"]
+    assert today_row[0]["chars"] > 3_600_000
+    assert "over the cap 20,000: cut with …" in doctor()
+
+
+def test_it_reports_extra_paths_and_a_bad_user_file_setting(workspace, master, settings, tmp_path):
+    build(workspace, "zh", today=clock.today())
+    (tmp_path / "team").mkdir()
+    settings.MEMORY_EXTRA_PATHS = [str(tmp_path / "team"), str(tmp_path / "missing")]
+    settings.MEMORY_USER_FILE = "../outside.md"
+    text = doctor()
+    assert f"{tmp_path / 'team'}: shown as extra/team/" in text
+    assert f"{tmp_path / 'missing'}: does not exist" in text
+    assert "MEMORY_USER_FILE:" in text
+
+
+def test_on_this_apps_own_workspace_it_says_so(workspace, master):
+    (workspace / "users/owner/facts").mkdir(parents=True)
+    (workspace / "users/owner/USER.md").write_text("me\n")
+    (workspace / "memory").mkdir()
+    (workspace / "MEMORY.md").write_text("- a\n")
+    text = doctor()
+    assert "Layout: this app's workspace" in text
+    assert "USER.md                  users/owner/USER.md" in text
+    assert "Start-up (make run → memory_init) would create:\n  .memory-locks/" in text
+
+
+def test_after_start_up_the_apps_own_folders_are_not_reported_as_ignored(workspace, master):
+    build(workspace, "vi", today=clock.today())
+    assert ".memory-state/ (derived state, ignored by git)" in doctor()
+    call_command("memory_init", stdout=io.StringIO())
+    text = doctor()
+    assert (workspace / ".memory-state").is_dir()
+    assert ".memory-state" not in text.split("Ignored, and why:")[1]
+    assert ".memory-state/" not in text.split("would create:")[1]
+
+
+# --- test_get_never_writes.py --------------------
+# GETs never write (issue 10.10, house rule): every GET of the API, the management pages,
+# the admin, and every MCP read (resources, read-only tools) leaves the workspace exactly as
+# it was — the same paths, bytes, modes and modification times, and no lock file or folder
+# created. The workspace is one a person wrote by hand and the app never initialised: a
+# hand-written wiki vault without machine blocks, CRLF and BOM files, a note with a byte
+# that is not UTF-8, a hand-kept file in an NFD name, no `.memory-locks/`.
+
+
+def snapshot(home: Path) -> dict[str, tuple]:
+    """Every entry below the home (folders too), with its bytes, mode and mtime."""
+    found = {}
+    for dirpath, dirnames, filenames in os.walk(home):
+        for name in dirnames + filenames:
+            path = Path(dirpath) / name
+            st = os.lstat(path)
+            data = path.read_bytes() if path.is_file() and not path.is_symlink() else b""
+            found[str(path.relative_to(home))] = (st.st_mode, st.st_mtime_ns, data)
+    found["."] = (os.lstat(home).st_mode, os.lstat(home).st_mtime_ns, b"")
+    return found
+
+
+HAND_PAGE = """---
+title: Hạn Eco
+kind: entity
+sources: [note:2026-11-29]
+status: ok
+updated: 2026-11-29
+---
+
+Hạn links to [[Minh]] and [[Nowhere]].
+"""
+
+
+MINH_PAGE = """---
+title: Minh
+kind: entity
+sources: [note:2026-11-29]
+updated: 2026-01-01
+questions: [Who is Minh?]
+---
+
+The owner.
+"""
+
+
+@pytest.fixture
+def hand_written(workspace, master, helper_agent):
+    """A workspace as a person left it (written with plain file calls, never the app)."""
+    from memory.clock import today as owner_today
+
+    today = owner_today()
+    (workspace / "users/owner/facts").mkdir(parents=True, exist_ok=True)
+    (workspace / "users/owner/USER.md").write_bytes(b"\xef\xbb\xbfI am Minh.\r\nHi.\r\n")
+    (workspace / "users/owner/facts/coffee.md").write_text(
+        "---\nname: coffee\ndescription: likes coffee\ntype: preference\nwritten_by: owner\n"
+        "source: web\nupdated: 2026-11-01\n---\n\nBlack.\n"
+    )
+    (workspace / "users/owner/facts/INDEX.md").write_text(
+        "- [coffee](coffee.md) (preference) — likes coffee\n"
+    )
+    (workspace / "MEMORY.md").write_bytes(b"- durable\r\n")
+    (workspace / "memory").mkdir(exist_ok=True)
+    (workspace / "memory" / f"{today.isoformat()}.md").write_bytes(
+        f"# {today.isoformat()}\n\n- 08:00 caf\xe9 latin-1\n".encode("latin-1")
+    )
+    (workspace / "memory/2026-11-29.md").write_text("# 2026-11-29\n\n- 09:00 Minh\n")
+    (workspace / "memory" / unicodedata.normalize("NFD", "sách-đang-đọc.md")).write_text("- Dune\n")
+    (workspace / "memory/wiki/entities").mkdir(parents=True)
+    (workspace / "memory/wiki/entities/han-eco.md").write_text(HAND_PAGE)
+    (workspace / "memory/wiki/entities/minh.md").write_text(MINH_PAGE)
+    (workspace / "agents/helper/memory").mkdir(parents=True, exist_ok=True)
+    (workspace / "agents/helper/memory/2026-11-29.md").write_text("# 2026-11-29\n\n- helped\n")
+    for path in workspace.rglob("*"):
+        if path.is_file():
+            os.chmod(path, 0o644)
+    return workspace
+
+
+API_GETS = [
+    "/api/schema/",
+    "/api/agents",
+    "/api/agents/master",
+    "/api/memory/user",
+    "/api/memory/user/facts/coffee",
+    "/api/memory/search?q=minh",
+    "/api/memory/search?q=dune&agent_id=master",
+    "/api/memory/proposals",
+    "/api/memory/proposals?status=all",
+    "/api/agents/master/memory",
+    "/api/agents/master/memory/notes",
+    "/api/agents/master/memory/notes?all=1",
+    "/api/agents/master/memory/notes/2026-11-29",
+    "/api/agents/master/memory/notes/{today}",
+    "/api/agents/master/memory/context",
+    "/api/agents/master/tools",
+    "/api/agents/master/script-store",
+    "/api/agents/master/memory/wiki",
+    "/api/agents/master/memory/wiki?q=minh",
+    "/api/agents/master/memory/wiki/pages/han-eco",
+    "/api/agents/master/memory/wiki/report",
+    "/api/agents/helper/memory/wiki/report",
+    "/api/runs",
+    "/api/stats",
+    "/healthz",
+]
+
+
+PAGE_GETS = [
+    "/manage/memory/",
+    "/manage/memory/facts/coffee/",
+    "/manage/memory/agents/master/memory/",
+    "/manage/memory/agents/master/notes/2026-11-29/",
+    "/manage/memory/agents/master/notes/{today}/",
+    "/manage/memory/agents/helper/memory/",
+    "/manage/memory/search/?q=minh",
+    "/manage/memory/agent/",
+    "/manage/memory/agents/master/",
+    "/manage/memory/proposals/",
+    "/manage/memory/activity/",
+    "/manage/memory/scripts/master",
+    "/manage/memory/wiki/",
+    "/manage/memory/wiki/master/",
+    "/manage/memory/wiki/master/?q=minh",
+    "/manage/memory/wiki/helper/",
+    "/manage/memory/wiki/master/pages/han-eco/",
+    "/manage/memory/wiki/master/pages/han-eco/edit/",
+    "/manage/memory/wiki/master/new/",
+    "/admin/",
+    "/admin/memory/agent/",
+    "/admin/memory/agent/master/change/",
+    "/admin/proposals/proposal/",
+]
+
+
+def _today() -> str:
+    from memory.clock import today
+
+    return today().isoformat()
+
+
+def test_no_api_get_writes_to_the_workspace(hand_written, owner_client):
+    before = snapshot(hand_written)
+    for url in API_GETS:
+        response = owner_client.get(url.format(today=_today()))
+        # /healthz is 503 here: no worker has beaten in a test.
+        assert response.status_code < 500 or url == "/healthz", (url, response.status_code)
+        assert snapshot(hand_written) == before, url
+
+
+def test_no_api_get_of_an_agent_token_writes(hand_written, master_client):
+    before = snapshot(hand_written)
+    for url in API_GETS:
+        master_client.get(url.format(today=_today()))
+        assert snapshot(hand_written) == before, url
+
+
+def test_no_page_or_admin_get_writes_to_the_workspace(hand_written, alice):
+    client = Client()
+    client.force_login(alice)
+    before = snapshot(hand_written)
+    for url in PAGE_GETS:
+        response = client.get(url.format(today=_today()))
+        assert response.status_code < 500, (url, response.status_code)
+        assert snapshot(hand_written) == before, url
+
+
+def test_the_wiki_report_is_computed_without_writing(hand_written, owner_client):
+    report = owner_client.get("/api/agents/master/memory/wiki/report").json()
+    assert report["pages"] == 2
+    assert {issue["kind"] for issue in report["issues"]} >= {"dangling", "stale"}
+    assert report["open_questions"] == [
+        {"slug": "minh", "title": "Minh", "question": "Who is Minh?"}
+    ]
+    # Nothing was created: neither the reports nor machine blocks in the pages.
+    assert not (hand_written / "memory/wiki/reports").exists()
+    assert (hand_written / "memory/wiki/entities/han-eco.md").read_text() == HAND_PAGE
+
+
+def test_no_mcp_read_writes_to_the_workspace(hand_written, master):
+    ApiToken.issue(agent=master)
+    caller = Caller(agent_id="master")
+    before = snapshot(hand_written)
+    nfc = unicodedata.normalize("NFC", "sách-đang-đọc.md")
+    for name, arguments in [
+        ("memory_search", {"query": "minh"}),
+        ("memory_get", {"path": "MEMORY.md"}),
+        ("memory_get", {"path": "memory/2026-11-29.md"}),
+        ("memory_get", {"path": f"memory/{nfc}"}),
+        ("memory_get", {"path": "users/owner/facts/coffee.md"}),
+        ("wiki_get", {"title": "Hạn Eco"}),
+        ("wiki_search", {"query": "minh"}),
+    ]:
+        result = call_tool_now(caller, name, arguments)
+        assert not result.is_error, (name, result.content[0].text)
+        assert snapshot(hand_written) == before, name
+    for uri in [
+        "memory://user/USER.md",
+        "memory://user/facts/INDEX.md",
+        "memory://user/facts/coffee.md",
+        "memory://agents/master/MEMORY.md",
+        "memory://agents/master/memory/2026-11-29.md",
+    ]:
+        read_resource_now(caller, uri)
+        assert snapshot(hand_written) == before, uri
+
+
+def test_the_lock_directory_is_ignored_by_git_after_start_up(workspace, master):
+    from django.core.management import call_command
+
+    call_command("memory_init")
+    assert (workspace / ".memory-locks/.gitignore").read_text() == "*\n"
+    assert len(os.listdir(workspace / ".memory-locks")) == (
+        workspace_module().FILE_STRIPES + workspace_module().GUARD_STRIPES + 1
+    )
+
+
+def workspace_module():
+    return workspace
+
+
+def test_it_treats_missing_files_as_absent_not_errors(owner_client, master, workspace):
+    for path in ("USER.md", "MEMORY.md"):
+        assert not (workspace / path).exists()
+    user = owner_client.get("/api/memory/user")
+    assert user.status_code == 200
+    assert user.json()["facts"] == []
+    context = owner_client.get("/api/agents/master/memory/context", {"conversation": "c1"})
+    assert context.status_code == 200
+    assert context.json() == {"system": "", "pre_turn": ""} or (
+        "## MEMORY.md" not in context.json()["system"]
+        and "## USER.md" not in context.json()["system"]
+    )
+
+
+def test_it_creates_an_agent_dir_with_memory_md_and_memory_when_an_agent_is_created(
+    owner_client, master, workspace
+):
+    response = owner_client.post(
+        "/api/agents", data={"id": "scout", "name": "Scout"}, format="json"
+    )
+    assert response.status_code == 201
+    assert (workspace / "agents/scout/memory").is_dir()
+    # SPEC §1: "holds MEMORY.md and memory/; both are created when the agent is created".
+    assert (workspace / "agents/scout/MEMORY.md").is_file()

@@ -7,9 +7,12 @@ import http.client
 from urllib.parse import urlsplit
 
 import pytest
+from django.test import Client
 
+from memory import clock, workspace
 from memory.models import ApiToken
 from memory.workspace import hash_text
+from tests.openclaw_workspace import build
 
 
 def _files(root):
@@ -126,3 +129,205 @@ def test_a_put_without_a_body_is_422(owner_client, master, workspace):
     response = owner_client.put("/api/agents/master/memory/notes/2026-11-30", {}, format="json")
     assert response.status_code == 422
     assert not (workspace / "memory/2026-11-30.md").exists()
+
+
+# --- test_memory_files.py --------------------
+# Every Markdown file in memory/ can be found and managed (issue 12.10): a recursive
+# listing over the API and on the pages, and each file shown and edited with memory_get's
+# path rules. The workspace is a generated OpenClaw one (tests/openclaw_workspace.py).
+
+
+@pytest.fixture
+def en(workspace, master):
+    return build(workspace, "en", today=clock.today())
+
+
+@pytest.fixture
+def pages(alice, workspace) -> Client:
+    client = Client()
+    client.force_login(alice)
+    return client
+
+
+def test_the_listing_holds_every_markdown_file_recursively(en, owner_client):
+    rows = owner_client.get("/api/agents/master/memory/files").json()
+    by_path = {row["path"]: row for row in rows}
+    assert rows[0]["path"] == "MEMORY.md" and rows[0]["kind"] == "memory"
+    assert by_path["memory/projects.md"]["kind"] == "file"
+    assert by_path["memory/people/dana.md"] == {
+        **by_path["memory/people/dana.md"],
+        "kind": "file",
+        "day": None,
+        "editable": True,
+    }
+    assert by_path["memory/2026-01-05_1030.md"]["kind"] == "note"
+    assert by_path["memory/2026-01-05_1030.md"]["day"] == "2026-01-05"
+    assert by_path["memory/2026-02-30.md"]["kind"] == "file"
+    assert by_path["memory/wiki/entities/alpha.md"]["kind"] == "wiki"
+    assert by_path["memory/wiki/entities/alpha.md"]["editable"] is False
+    # Hidden files, symlinks and other file types are not memory files (as search skips them).
+    assert "memory/.draft.md" not in by_path
+    assert "memory/synced.md" not in by_path
+    assert not any(path.endswith(".jpg") for path in by_path)
+    # Every path listed reads with memory_get's rules (bytes that are not UTF-8 are the
+    # hardening issue's, 10.6: left out here).
+    for row in rows:
+        if row["path"] in en.undecodable:
+            continue
+        got = owner_client.get(f"/api/agents/master/memory/files/{row['path']}")
+        assert got.status_code == 200, (row["path"], got.content)
+
+
+def test_a_hand_kept_file_is_read_and_replaced_by_its_path(en, owner_client):
+    url = "/api/agents/master/memory/files/memory/people/dana.md"
+    got = owner_client.get(url).json()
+    assert got["body"] == "# Dana\n\nSister; birthday in May.\n"
+    put = owner_client.put(
+        url,
+        {"body": "# Dana\n\nSister; birthday 12 May.\n", "base_hash": got["hash"]},
+        format="json",
+    )
+    assert put.status_code == 200, put.content
+    assert (en.root / "memory/people/dana.md").read_text() == "# Dana\n\nSister; birthday 12 May.\n"
+    stale = owner_client.put(url, {"body": "x\n", "base_hash": got["hash"]}, format="json")
+    assert stale.status_code == 409
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "memory/wiki/entities/alpha.md",
+        "memory/../USER.md",
+        "memory/.draft.md",
+        "memory/synced.md",
+        "memory/photo.jpg",
+        "AGENTS.md",
+        "agents/research/MEMORY.md",
+        "MEMORY.md",
+    ],
+)
+def test_what_may_not_be_replaced_is_refused_and_left_as_it_is(en, owner_client, path):
+    before = {p: (en.root / p).read_bytes() for p in en.files}
+    response = owner_client.put(
+        f"/api/agents/master/memory/files/{path}", {"body": "pwned\n"}, format="json"
+    )
+    assert response.status_code == 422, (path, response.content)
+    assert {p: (en.root / p).read_bytes() for p in en.files} == before
+
+
+def test_another_agents_token_is_403(en, helper_client):
+    assert helper_client.get("/api/agents/master/memory/files").status_code == 403
+
+
+def test_the_pages_list_and_edit_the_files(en, pages):
+    listing = pages.get("/manage/memory/agents/master/files/")
+    assert listing.status_code == 200
+    html = listing.content.decode()
+    for path in (
+        "memory/projects.md",
+        "memory/people/dana.md",
+        "memory/wiki/sources/alpha-notes.md",
+    ):
+        assert f"<code>{path}</code>" in html
+    page = pages.get("/manage/memory/agents/master/files/memory/projects.md")
+    assert page.status_code == 200
+    assert "Garden shed" in page.content.decode()
+    text, text_hash = workspace.read_with_hash("memory/projects.md")
+    saved = pages.post(
+        "/manage/memory/agents/master/files/memory/projects.md",
+        {"body": "# Projects\r\n\r\n- Garden shed (summer)\r\n", "base_hash": text_hash},
+    )
+    assert saved.status_code == 302
+    assert (en.root / "memory/projects.md").read_text() == "# Projects\n\n- Garden shed (summer)\n"
+    wiki = pages.get("/manage/memory/agents/master/files/memory/wiki/entities/alpha.md")
+    assert wiki.status_code == 200 and "<textarea" not in wiki.content.decode()
+    before = (en.root / "memory/wiki/entities/alpha.md").read_bytes()
+    pages.post("/manage/memory/agents/master/files/memory/wiki/entities/alpha.md", {"body": "x"})
+    assert (en.root / "memory/wiki/entities/alpha.md").read_bytes() == before
+    assert pages.get("/manage/memory/agents/master/files/memory/synced.md").status_code == 404
+
+
+def test_the_memory_tab_edits_the_root_user_md_and_names_it(en, pages):
+    html = pages.get("/manage/memory/").content.decode()
+    assert '<h1>USER.md <span class="muted"><code>USER.md</code></span></h1>' in html
+    assert "Sam Rivera" in html
+    _, user_hash = workspace.read_with_hash("USER.md")
+    saved = pages.post("/manage/memory/user/", {"body": "- Name: Sam R.\n", "base_hash": user_hash})
+    assert saved.status_code == 302
+    assert (en.root / "USER.md").read_text() == "- Name: Sam R.\n"
+    assert not (en.root / "users/owner/USER.md").exists()
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "2026-09-19%0A",
+        "2026-02-30",
+        "2026-13-01",
+        "2026-09-19-",
+        "2026-09-19-ABC",
+        "2026-09-19-a_b",
+        "2026-09-19-a.b",
+        "２026-09-19",
+        "2026-09-19-١",
+        "..",
+        "2026-09-19%2F..",
+        "2026-09-19%00",
+        "26-09-19",
+        "2026-9-19",
+        "2026-09-19_x",
+        "٢٠٢٦-09-19",
+        "notes",
+        "..%2F2026-09-19",
+        "2026-09-19%2F..%2F..%2Fx",
+    ],
+)
+def test_it_refuses_a_bad_note_name_with_422_and_writes_nothing(
+    owner_client, master, workspace, name
+):
+    response = owner_client.put(
+        f"/api/agents/master/memory/notes/{name}", data={"body": "x\n"}, format="json"
+    )
+    assert response.status_code == 422, (name, response.status_code)
+    assert not list((workspace / "memory").glob("*.md"))
+    assert owner_client.get(f"/api/agents/master/memory/notes/{name}").status_code == 422
+
+
+@pytest.mark.parametrize(
+    "name", ["2026-09-19", "2026-09-19-1030", "2024-02-29-a-b", "2026-09-19-x9"]
+)
+def test_it_accepts_a_note_name_with_an_optional_suffix(owner_client, master, workspace, name):
+    response = owner_client.put(
+        f"/api/agents/master/memory/notes/{name}", data={"body": "hello\n"}, format="json"
+    )
+    assert response.status_code in (200, 201)
+    assert response.json()["body"] == "hello\n"
+    assert (workspace / f"memory/{name}.md").read_text(encoding="utf-8") == "hello\n"
+
+
+def test_it_lists_notes_newest_first_with_day_name_size_modified(owner_client, master, workspace):
+    (workspace / "memory").mkdir(exist_ok=True)
+    (workspace / "memory/2026-01-01.md").write_text("a\n", encoding="utf-8")
+    (workspace / "memory/2026-01-03.md").write_text("abc\n", encoding="utf-8")
+    (workspace / "memory/2026-01-02-x.md").write_text("ab\n", encoding="utf-8")
+    rows = owner_client.get("/api/agents/master/memory/notes").json()
+    rows = rows["results"] if isinstance(rows, dict) else rows
+    assert [r["name"] for r in rows][:3] == ["2026-01-03.md", "2026-01-02-x.md", "2026-01-01.md"]
+    assert rows[0]["day"] == "2026-01-03" and rows[0]["size"] == 4 and rows[0]["modified"]
+
+
+def test_it_reads_and_writes_memory_md(owner_client, helper_agent, workspace):
+    empty = {"body": "", "hash": hash_text(""), "invalid_utf8": False}
+    assert owner_client.get("/api/agents/helper/memory").json() == empty
+    response = owner_client.put(
+        "/api/agents/helper/memory", {"body": "- Owner: Minh\n"}, format="json"
+    )
+    assert response.status_code == 200
+    written = {
+        "body": "- Owner: Minh\n",
+        "hash": hash_text("- Owner: Minh\n"),
+        "invalid_utf8": False,
+    }
+    assert response.json() == written
+    assert (workspace / "agents/helper/MEMORY.md").read_text() == "- Owner: Minh\n"
+    assert owner_client.get("/api/agents/helper/memory").json() == written

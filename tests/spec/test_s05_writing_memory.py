@@ -7,240 +7,31 @@ import re
 from zoneinfo import ZoneInfo
 
 import pytest
+from django.core.management import call_command
+from django.test import Client
+from rest_framework.test import APIClient
 
-from memory import clock
-from tests.helpers import call_tool
+from memory import clock, workspace
+from memory import workspace as ws
+from memory.models import ApiToken, hash_token
+from proposals.models import Proposal
+from tests.helpers import all_at_once, call_tool, tool_text
+from tests.proposals.helpers import FACT, owner_fact
 
-FACT = {"description": "likes black coffee", "type": "preference", "body": "No sugar."}
+COFFEE = {"description": "likes black coffee", "type": "preference", "body": "No sugar."}
 
 
 def _put_fact(client, name, **overrides):
-    return client.put(f"/api/memory/user/facts/{name}", data={**FACT, **overrides}, format="json")
+    return client.put(f"/api/memory/user/facts/{name}", data={**COFFEE, **overrides}, format="json")
 
 
 # --- §1 ---------------------------------------------------------------------------------
 
 
-def test_it_treats_missing_files_as_absent_not_errors(owner_client, master, workspace):
-    for path in ("USER.md", "MEMORY.md"):
-        assert not (workspace / path).exists()
-    user = owner_client.get("/api/memory/user")
-    assert user.status_code == 200
-    assert user.json()["facts"] == []
-    context = owner_client.get("/api/agents/master/memory/context", {"conversation": "c1"})
-    assert context.status_code == 200
-    assert context.json() == {"system": "", "pre_turn": ""} or (
-        "## MEMORY.md" not in context.json()["system"]
-        and "## USER.md" not in context.json()["system"]
-    )
-
-
-def test_it_creates_an_agent_dir_with_memory_md_and_memory_when_an_agent_is_created(
-    owner_client, master, workspace
-):
-    response = owner_client.post(
-        "/api/agents", data={"id": "scout", "name": "Scout"}, format="json"
-    )
-    assert response.status_code == 201
-    assert (workspace / "agents/scout/memory").is_dir()
-    # SPEC §1: "holds MEMORY.md and memory/; both are created when the agent is created".
-    assert (workspace / "agents/scout/MEMORY.md").is_file()
-
-
 # --- §2 ---------------------------------------------------------------------------------
 
 
-def test_it_writes_a_fact_with_the_full_frontmatter(owner_client, master, workspace):
-    assert _put_fact(owner_client, "coffee", source="web").status_code in (200, 201)
-    text = (workspace / "users/owner/facts/coffee.md").read_text(encoding="utf-8")
-    assert text.startswith("---\n")
-    front = text.split("---\n")[1]
-    for key, value in [
-        ("name", "coffee"),
-        ("description", "likes black coffee"),
-        ("type", "preference"),
-        ("written_by", "owner"),
-        ("source", "web"),
-    ]:
-        assert re.search(rf"^{key}: '?{re.escape(value)}'?$", front, re.M), key
-    assert re.search(r"^updated: '?\d{4}-\d{2}-\d{2}'?$", front, re.M)
-    assert "No sugar." in text.split("---\n", 2)[2]
-    # The exact bytes: the fields in this order, the day quoted, a blank line, the body.
-    assert text == (
-        "---\nname: coffee\ndescription: likes black coffee\ntype: preference\n"
-        f"written_by: owner\nsource: web\nupdated: '{clock.today().isoformat()}'\n---\n"
-        "\nNo sugar.\n"
-    )
-
-
-def test_it_writes_the_index_line_in_the_exact_format_sorted_by_name(
-    owner_client, master, workspace
-):
-    _put_fact(owner_client, "zebra", description="z fact", type="profile")
-    _put_fact(owner_client, "apple", description="a fact", type="project")
-    _put_fact(owner_client, "m-2", description="m fact", type="reference")
-    index = (workspace / "users/owner/facts/INDEX.md").read_text(encoding="utf-8")
-    lines = [line for line in index.splitlines() if line.startswith("- ")]
-    assert lines == [
-        "- [apple](apple.md) (project) — a fact",
-        "- [m-2](m-2.md) (reference) — m fact",
-        "- [zebra](zebra.md) (profile) — z fact",
-    ]
-    assert index == "".join(f"{line}\n" for line in lines)  # nothing but the lines
-
-
-def test_it_regenerates_the_index_over_hand_edits_after_a_write_and_a_delete(
-    owner_client, master, workspace
-):
-    _put_fact(owner_client, "coffee")
-    index = workspace / "users/owner/facts/INDEX.md"
-    index.write_text("hand edit\n", encoding="utf-8")
-    _put_fact(owner_client, "tea", description="likes tea")
-    assert index.read_text(encoding="utf-8") == (
-        "- [coffee](coffee.md) (preference) — likes black coffee\n"
-        "- [tea](tea.md) (preference) — likes tea\n"
-    )
-    index.write_text("hand edit again\n", encoding="utf-8")
-    assert owner_client.delete("/api/memory/user/facts/tea").status_code == 204
-    assert not (workspace / "users/owner/facts/tea.md").exists()
-    assert index.read_text(encoding="utf-8") == (
-        "- [coffee](coffee.md) (preference) — likes black coffee\n"
-    )
-    # Forgetting the last fact removes the index too.
-    assert owner_client.delete("/api/memory/user/facts/coffee").status_code == 204
-    assert not index.exists()
-    assert owner_client.get("/api/memory/user").json()["facts"] == []
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        "a" * 65,
-        "Coffee",
-        "a--b",
-        "-a",
-        "a-",
-        "a_b",
-        "a.b",
-        "cà-phê",
-        "a b",
-        "ａ",
-        "a%2Fb",
-        "..",
-        "1" * 65,
-    ],
-)
-def test_it_refuses_a_fact_name_that_is_not_a_slug_and_writes_nothing(
-    owner_client, master, workspace, name
-):
-    response = _put_fact(owner_client, name)
-    assert response.status_code == 422, (name, response.status_code)
-    assert not (workspace / "users").exists()  # not even the folder
-
-
-def test_it_accepts_a_64_character_fact_name(owner_client, master, workspace):
-    assert _put_fact(owner_client, "a" * 64).status_code in (200, 201)
-    assert (workspace / "users/owner/facts" / ("a" * 64 + ".md")).exists()
-
-
-@pytest.mark.parametrize("overrides", [{"type": "opinion"}, {"type": ""}, {"description": ""}])
-def test_it_refuses_an_unknown_type_or_missing_description(
-    owner_client, master, workspace, overrides
-):
-    assert _put_fact(owner_client, "coffee", **overrides).status_code == 422
-    assert not (workspace / "users/owner/facts/coffee.md").exists()
-
-
-def test_it_refuses_a_fact_without_a_description_key(owner_client, master, workspace):
-    response = owner_client.put(
-        "/api/memory/user/facts/coffee", data={"type": "profile", "body": "x"}, format="json"
-    )
-    assert response.status_code == 422
-    assert not (workspace / "users/owner/facts/coffee.md").exists()
-
-
-def test_it_labels_a_fact_older_than_90_days_stale(owner_client, master, workspace):
-    facts = workspace / "users/owner/facts"
-    facts.mkdir(parents=True, exist_ok=True)
-    old = (dt.date.today() - dt.timedelta(days=91)).isoformat()
-    edge = (dt.date.today() - dt.timedelta(days=89)).isoformat()
-    for name, day in (("old", old), ("edge", edge)):
-        (facts / f"{name}.md").write_text(
-            f"---\nname: {name}\ndescription: d\ntype: profile\nwritten_by: owner\n"
-            f"source: web\nupdated: '{day}'\n---\nbody\n",
-            encoding="utf-8",
-        )
-    stale = {f["name"]: f["stale"] for f in owner_client.get("/api/memory/user").json()["facts"]}
-    assert stale == {"old": True, "edge": False}
-
-
-def test_it_stores_user_md_whole_past_the_cap(owner_client, master, workspace):
-    body = "u" * 5000 + "\n"
-    assert (
-        owner_client.put("/api/memory/user", data={"body": body}, format="json").status_code == 200
-    )
-    assert (workspace / "users/owner/USER.md").read_text(encoding="utf-8") == body
-
-
 # --- §3 ---------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        "2026-09-19%0A",
-        "2026-02-30",
-        "2026-13-01",
-        "2026-09-19-",
-        "2026-09-19-ABC",
-        "2026-09-19-a_b",
-        "2026-09-19-a.b",
-        "２026-09-19",
-        "2026-09-19-١",
-        "..",
-        "2026-09-19%2F..",
-        "2026-09-19%00",
-        "26-09-19",
-        "2026-9-19",
-        "2026-09-19_x",
-        "٢٠٢٦-09-19",
-        "notes",
-        "..%2F2026-09-19",
-        "2026-09-19%2F..%2F..%2Fx",
-    ],
-)
-def test_it_refuses_a_bad_note_name_with_422_and_writes_nothing(
-    owner_client, master, workspace, name
-):
-    response = owner_client.put(
-        f"/api/agents/master/memory/notes/{name}", data={"body": "x\n"}, format="json"
-    )
-    assert response.status_code == 422, (name, response.status_code)
-    assert not list((workspace / "memory").glob("*.md"))
-    assert owner_client.get(f"/api/agents/master/memory/notes/{name}").status_code == 422
-
-
-@pytest.mark.parametrize(
-    "name", ["2026-09-19", "2026-09-19-1030", "2024-02-29-a-b", "2026-09-19-x9"]
-)
-def test_it_accepts_a_note_name_with_an_optional_suffix(owner_client, master, workspace, name):
-    response = owner_client.put(
-        f"/api/agents/master/memory/notes/{name}", data={"body": "hello\n"}, format="json"
-    )
-    assert response.status_code in (200, 201)
-    assert response.json()["body"] == "hello\n"
-    assert (workspace / f"memory/{name}.md").read_text(encoding="utf-8") == "hello\n"
-
-
-def test_it_lists_notes_newest_first_with_day_name_size_modified(owner_client, master, workspace):
-    (workspace / "memory").mkdir(exist_ok=True)
-    (workspace / "memory/2026-01-01.md").write_text("a\n", encoding="utf-8")
-    (workspace / "memory/2026-01-03.md").write_text("abc\n", encoding="utf-8")
-    (workspace / "memory/2026-01-02-x.md").write_text("ab\n", encoding="utf-8")
-    rows = owner_client.get("/api/agents/master/memory/notes").json()
-    rows = rows["results"] if isinstance(rows, dict) else rows
-    assert [r["name"] for r in rows][:3] == ["2026-01-03.md", "2026-01-02-x.md", "2026-01-01.md"]
-    assert rows[0]["day"] == "2026-01-03" and rows[0]["size"] == 4 and rows[0]["modified"]
 
 
 # --- §5 memory_save -----------------------------------------------------------------------
@@ -372,3 +163,404 @@ def test_it_reads_a_shared_fact_by_the_path_search_shows(owner_client, master, w
         "result"
     ]
     assert "No sugar." in result
+
+
+# --- test_line_numbers.py --------------------
+# SPEC §5/§6.1: memory_get reads "by the path memory_search shows" — the `[path:line]`
+# of a search hit must lead memory_get to that same line; memory_save folds newlines.
+
+
+@pytest.mark.parametrize(
+    "separator",
+    ["\u2028", "\x0c", "\x85", "\t"],
+)
+def test_it_reads_with_memory_get_the_line_memory_search_shows(
+    owner_client, master, workspace, separator
+):
+    (workspace / "memory").mkdir(exist_ok=True)
+    (workspace / "memory/2026-01-01.md").write_text(
+        f"- alpha{separator}beta\n- second line\n- xi target here\n", encoding="utf-8"
+    )
+    hit = tool_text(owner_client, "memory_search", query="target")
+    assert hit == "[memory/2026-01-01.md:3] (2026-01-01 Thu) - xi target here"
+    got = tool_text(owner_client, "memory_get", path="memory/2026-01-01.md", from_line=3, lines=1)
+    assert got.splitlines()[0] == "- xi target here"
+
+
+def test_memory_get_reads_the_lines_of_a_block_hit(owner_client, master, workspace):
+    (workspace / "memory").mkdir(exist_ok=True)
+    (workspace / "memory/notes.md").write_text(
+        "# Plumbing\n\nThe plumber came for the sink.\nHe charged 40 dollars.\n\nother\n",
+        encoding="utf-8",
+    )
+    hit = tool_text(owner_client, "memory_search", query="plumber charged")
+    assert hit == (
+        "[memory/notes.md:L3-L4] (# Plumbing) The plumber came for the sink. He charged 40 dollars."
+    )
+    got = tool_text(owner_client, "memory_get", path="memory/notes.md", from_line=3, lines=2)
+    assert got == "The plumber came for the sink.\nHe charged 40 dollars.\n"
+
+
+def test_it_folds_unicode_line_breaks_in_memory_save(owner_client, master, workspace, settings):
+    import datetime as dt
+    from zoneinfo import ZoneInfo
+
+    today = dt.datetime.now(ZoneInfo(settings.MEMORY_TIME_ZONE)).date()
+    tool_text(owner_client, "memory_save", text="one\u2028two\u2029three\x85four")
+    text = (workspace / f"memory/{today}.md").read_text(encoding="utf-8")
+    line = text.rstrip("\n").split("\n")[-1]
+    assert line.endswith("one two three four")
+
+
+# --- test_note_edit_then_save.py --------------------
+# SPEC §5 (memory_save appends `- HH:MM <text>` as a line) after the owner edited today's
+# note on the management pages (§15): a browser's textarea sends no final newline, and the
+# next saved line must still be a line of its own.
+
+
+def test_it_keeps_a_saved_line_separate_after_a_page_edit(owner_client, alice, master, workspace):
+    today = clock.today()
+    (workspace / "memory").mkdir(exist_ok=True)
+    path = workspace / f"memory/{today}.md"
+    path.write_text(f"# {today}\n\n- 01:00 a\n", encoding="utf-8")
+    client = Client()
+    client.force_login(alice)
+    edited = client.post(
+        f"/manage/memory/agents/master/notes/{today}/",
+        {"body": f"# {today}\r\n\r\n- 01:00 a edited", "base_hash": ws.hash_text(path.read_text())},
+    )
+    assert edited.status_code == 302
+    owner_client.post(
+        "/api/agents/master/tools/memory_save",
+        data={"text": "after edit"},
+        format="json",
+    )
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert lines[2] == "- 01:00 a edited"
+    assert re.fullmatch(r"- \d\d:\d\d after edit", lines[3])
+
+
+# --- test_presence_api.py --------------------
+# Presence comes from the caller, never the model (SPEC §5, §16), over REST and the
+# `memory_token` command: job tokens, the X-Memory-Source header, and `source` refused among
+# tool arguments.
+
+
+TEA_FACT = {"description": "likes green tea", "type": "preference", "body": "Sencha."}
+
+
+def client_for(key: str, **headers) -> APIClient:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}", **headers)
+    return client
+
+
+@pytest.fixture
+def job_client(master) -> APIClient:
+    _, key = ApiToken.issue(agent=master, job="nightly")
+    return client_for(key)
+
+
+def test_memory_token_issues_a_job_token_and_prints_only_its_key(master, capsys):
+    call_command("memory_token", "agent", "master", "--job", "nightly-42")
+    key = capsys.readouterr().out.strip()
+    token = ApiToken.objects.get(key_hash=hash_token(key))
+    assert (token.agent_id, token.job) == ("master", "nightly-42")
+
+
+@pytest.mark.parametrize("args", [["owner", "--job", "x"], ["agent", "master", "--job", "a b"]])
+def test_memory_token_refuses_a_job_for_the_owner_or_a_bad_job_id(master, args):
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError):
+        call_command("memory_token", *args)
+
+
+@pytest.mark.parametrize("said", [{}, {"source": "chat"}, {"source": "telegram"}])
+def test_a_job_tokens_tool_write_is_a_proposal_whatever_is_said(master, workspace, said):
+    _, key = ApiToken.issue(agent=master, job="nightly")
+    job = client_for(key, HTTP_X_MEMORY_SOURCE="chat")
+    response = job.put("/api/memory/user/facts/tea", {**TEA_FACT, **said}, format="json")
+    assert response.status_code == 202, response.content
+    assert Proposal.objects.get().source == "job:nightly"
+    assert not (workspace / "users/owner/facts/tea.md").exists()
+
+
+def test_a_job_tokens_memory_md_rewrite_and_lines_are_proposals(job_client, workspace):
+    (workspace / "MEMORY.md").write_text("- old\n")
+    put = job_client.put("/api/agents/master/memory", {"body": "- new\n"}, format="json")
+    lines = job_client.post("/api/agents/master/memory/lines", {"lines": ["x"]}, format="json")
+    assert (put.status_code, lines.status_code) == (202, 202)
+    assert (workspace / "MEMORY.md").read_text() == "- old\n"
+    kinds = sorted(Proposal.objects.values_list("kind", flat=True))
+    assert kinds == ["agent_memory", "memory_rewrite"]
+
+
+def test_a_job_token_may_not_rewrite_user_md(job_client, workspace):
+    response = job_client.put("/api/memory/user", {"body": "x", "source": "web"}, format="json")
+    assert response.status_code == 403
+    assert not (workspace / "users/owner/USER.md").exists()
+
+
+def test_an_interactive_token_names_its_channel_in_a_header(master, workspace):
+    _, key = ApiToken.issue(agent=master)
+    client = client_for(key, HTTP_X_MEMORY_SOURCE="telegram")
+    response = client.post(
+        "/api/agents/master/tools/user_memory_save", {"name": "tea", **TEA_FACT}, format="json"
+    )
+    assert response.status_code == 200
+    assert "source: telegram" in (workspace / "users/owner/facts/tea.md").read_text()
+
+
+def test_a_job_statement_in_the_header_makes_an_interactive_write_a_proposal(master, workspace):
+    _, key = ApiToken.issue(agent=master)
+    client = client_for(key, HTTP_X_MEMORY_SOURCE="job:resumed")
+    response = client.put(
+        "/api/memory/user/facts/tea", {**TEA_FACT, "source": "chat"}, format="json"
+    )
+    assert response.status_code == 202
+    assert Proposal.objects.get().source == "job:resumed"
+
+
+@pytest.mark.parametrize("header", ["", "a person", "job:", "Chat"])
+def test_a_bad_source_header_is_422_and_writes_nothing(master, workspace, header):
+    _, key = ApiToken.issue(agent=master)
+    client = client_for(key, HTTP_X_MEMORY_SOURCE=header)
+    response = client.post("/api/agents/master/tools/memory_save", {"text": "x"}, format="json")
+    assert response.status_code == 422
+    assert not list((workspace / "memory").glob("*.md"))
+
+
+def test_source_among_tool_arguments_is_refused_for_every_tool(master_client, workspace):
+    tools = master_client.get("/api/agents/master/tools").json()
+    for tool in tools:
+        response = master_client.post(
+            f"/api/agents/master/tools/{tool['name']}", {"source": "chat"}, format="json"
+        )
+        assert response.status_code == 422, tool["name"]
+        assert "`source` is not a tool argument" in response.json()["detail"]
+    assert not list((workspace / "memory").glob("*.md"))
+
+
+def test_the_owner_keeps_stating_source_in_the_body(owner_client, workspace):
+    response = owner_client.put(
+        "/api/memory/user/facts/tea", {**TEA_FACT, "source": "web"}, format="json"
+    )
+    assert response.status_code == 201
+    assert response.json()["source"] == "web"
+
+
+# --- test_presence_rest.py --------------------
+# End to end over REST (SPEC §5, §14.1): a job's write answers 202 with a proposal and
+# writes nothing; the owner approves it through the proposals API and then it is written.
+
+
+def _decide(client, proposal_id: int, approve: bool):
+    return client.post(f"/api/memory/proposals/{proposal_id}", {"approve": approve}, format="json")
+
+
+def test_it_turns_a_jobs_fact_put_into_a_proposal_then_writes_it_on_approve(
+    owner_client, master_client
+):
+    response = master_client.put(
+        "/api/memory/user/facts/coffee",
+        {
+            "description": "Likes black coffee",
+            "type": "preference",
+            "body": "No sugar.",
+            "source": "job:nightly",
+        },
+        format="json",
+    )
+
+    assert response.status_code == 202, response.content
+    proposal = response.json()["proposal"]
+    assert proposal["kind"] == "user_fact"
+    assert proposal["status"] == "pending"
+    assert workspace.read(FACT) is None
+    approved = _decide(owner_client, proposal["id"], True)
+    assert approved.status_code == 200
+    assert workspace.read(FACT) == proposal["payload"]["writes"][FACT]
+    assert "source: job:nightly" in workspace.read(FACT)
+    assert _decide(owner_client, proposal["id"], True).status_code == 409
+
+
+def test_it_turns_a_jobs_forget_into_a_proposal_and_keeps_the_fact_on_reject(
+    owner_client, master_client
+):
+    before = owner_fact()
+
+    response = master_client.delete("/api/memory/user/facts/coffee?source=job:hygiene")
+
+    assert response.status_code == 202, response.content
+    proposal = response.json()["proposal"]
+    assert proposal["kind"] == "user_fact_forget"
+    assert proposal["previous_body"] == before
+    assert workspace.read(FACT) == before
+    assert _decide(owner_client, proposal["id"], False).status_code == 200
+    assert workspace.read(FACT) == before
+    assert _decide(owner_client, proposal["id"], True).status_code == 409
+
+
+def test_it_turns_a_jobs_memory_lines_into_a_proposal_then_appends_on_approve(
+    owner_client, helper_client, helper_agent
+):
+    workspace.write("agents/helper/MEMORY.md", "# Memory\n")
+
+    response = helper_client.post(
+        "/api/agents/helper/memory/lines",
+        {"lines": ["Standup is at 09:30"], "source": "job:weekly"},
+        format="json",
+    )
+
+    assert response.status_code == 202, response.content
+    proposal = response.json()["proposal"]
+    assert proposal["kind"] == "agent_memory"
+    assert proposal["agent"] == "helper"
+    assert workspace.read("agents/helper/MEMORY.md") == "# Memory\n"
+    assert _decide(owner_client, proposal["id"], True).status_code == 200
+    assert workspace.read("agents/helper/MEMORY.md") == "# Memory\nStandup is at 09:30\n"
+    undone = owner_client.post(f"/api/memory/proposals/{proposal['id']}/undo")
+    assert undone.status_code == 200
+    assert workspace.read("agents/helper/MEMORY.md") == "# Memory\n"
+
+
+def test_it_counts_pending_proposals_in_stats(owner_client, master_client):
+    master_client.put(
+        "/api/memory/user/facts/coffee",
+        {"description": "d", "type": "preference", "body": "", "source": "job:1"},
+        format="json",
+    )
+
+    assert owner_client.get("/api/stats").json()["pending_proposals"] == 1
+
+
+# The live server's listen backlog is small (socketserver's request_queue_size): more
+# simultaneous connects than that are reset by the kernel, which would test the harness.
+THREADS = 8
+
+
+def test_it_loses_no_memory_save_line_under_concurrent_http_calls(
+    live_server, live_owner_key, workspace, settings
+):
+    headers = {"Authorization": f"Token {live_owner_key}"}
+    url = f"{live_server.url}/api/agents/master/tools/memory_save"
+    calls = [
+        (lambda i: (lambda c: c.post(url, json={"text": f"entry {i}"}, headers=headers)))(i)
+        for i in range(THREADS * 2)
+    ]
+    answers = all_at_once(calls[:THREADS]) + all_at_once(calls[THREADS:])
+    assert all(r.status_code == 200 for r in answers), [r.status_code for r in answers]
+    today = dt.datetime.now(ZoneInfo(settings.MEMORY_TIME_ZONE)).date()
+    text = (workspace / f"memory/{today}.md").read_text(encoding="utf-8")
+    assert text.count(f"# {today}") == 1
+    assert sorted(
+        int(line.rsplit(" ", 1)[1]) for line in text.splitlines() if " entry " in line
+    ) == list(range(THREADS * 2))
+
+
+def _today(settings):
+    return dt.datetime.now(ZoneInfo(settings.MEMORY_TIME_ZONE)).date()
+
+
+def test_it_appends_memory_save_on_a_new_line_after_a_hand_written_note(
+    owner_client, master, workspace, settings
+):
+    today = _today(settings)
+    (workspace / "memory").mkdir(exist_ok=True)
+    (workspace / f"memory/{today}.md").write_text(f"# {today}\n\nhand text", encoding="utf-8")
+    response = owner_client.post(
+        "/api/agents/master/tools/memory_save",
+        data={"text": "saved"},
+        format="json",
+    )
+    assert response.status_code == 200
+    lines = (workspace / f"memory/{today}.md").read_text(encoding="utf-8").splitlines()
+    assert lines[:3] == [f"# {today}", "", "hand text"]
+    assert lines[3].endswith(" saved") and lines[3].startswith("- ")
+    assert sum(1 for line in lines if line.startswith("# ")) == 1
+
+
+def test_it_appends_present_memory_lines_on_a_new_line(owner_client, master, workspace):
+    (workspace / "MEMORY.md").write_bytes(b"# Memory\n- last line without newline")
+    response = owner_client.post(
+        "/api/agents/master/memory/lines",
+        data={"lines": ["- added"], "source": "web"},
+        format="json",
+    )
+    assert response.status_code == 200
+    text = (workspace / "MEMORY.md").read_text(encoding="utf-8")
+    assert text.startswith("# Memory\n- last line without newline\n")
+    assert "- added" in text.splitlines()
+
+
+def test_an_agent_adds_durable_lines_when_a_person_is_present(helper_client, workspace):
+    response = helper_client.post(
+        "/api/agents/helper/memory/lines",
+        {"lines": ["- Bác sĩ: BS Lan (2026-11-30)"], "source": "telegram"},
+        format="json",
+    )
+    assert response.status_code == 200
+    assert response.json() == {"body": "- Bác sĩ: BS Lan (2026-11-30)\n"}
+    assert (workspace / "agents/helper/MEMORY.md").read_text() == "- Bác sĩ: BS Lan (2026-11-30)\n"
+    assert Proposal.objects.count() == 0
+
+
+def test_a_job_proposes_durable_lines_instead(helper_client, workspace):
+    (workspace / "agents/helper/MEMORY.md").write_text("- old\n")
+    response = helper_client.post(
+        "/api/agents/helper/memory/lines",
+        {"lines": ["- new line"], "source": "job:nightly"},
+        format="json",
+    )
+    assert response.status_code == 202
+    proposal = response.json()["proposal"]
+    assert proposal["kind"] == "agent_memory"
+    assert proposal["status"] == "pending"
+    assert proposal["agent"] == "helper"
+    assert proposal["target"] == "agents/helper/MEMORY.md"
+    assert proposal["payload"]["lines"] == ["- new line"]
+    assert proposal["previous_body"] == "- old\n"
+    assert (workspace / "agents/helper/MEMORY.md").read_text() == "- old\n"
+    row = Proposal.objects.get()
+    assert (row.kind, row.source, row.agent_id) == ("agent_memory", "job:nightly", "helper")
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"lines": [], "source": "job:nightly"},
+        {"lines": ["  "], "source": "job:nightly"},
+        {"lines": ["ok"], "source": "job:"},
+        {"lines": ["ok"], "source": "two words"},
+        {"lines": "ok", "source": "web"},
+    ],
+)
+def test_bad_lines_are_422_from_a_job_too(helper_client, workspace, body):
+    response = helper_client.post("/api/agents/helper/memory/lines", body, format="json")
+    assert response.status_code == 422
+    assert Proposal.objects.count() == 0
+    assert (workspace / "agents/helper/MEMORY.md").read_text() == ""  # as created
+
+
+def test_memory_save_over_rest_appends_to_todays_note(helper_client, workspace):
+    response = helper_client.post(
+        "/api/agents/helper/memory/save",
+        {"text": "Đo huyết áp\n128/82", "source": "telegram"},
+        format="json",
+    )
+    assert response.status_code == 200
+    day = clock.today().isoformat()
+    body = response.json()
+    assert (body["day"], body["name"]) == (day, f"{day}.md")
+    assert body["line"].endswith(" Đo huyết áp 128/82")
+    assert (workspace / f"agents/helper/memory/{day}.md").read_text(encoding="utf-8") == (
+        f"# {day}\n\n{body['line']}\n"
+    )
+
+
+@pytest.mark.parametrize("body", [{"text": ""}, {"text": " \n "}, {}, {"text": "x", "source": ""}])
+def test_memory_save_refuses_empty_text(helper_client, workspace, body):
+    response = helper_client.post("/api/agents/helper/memory/save", body, format="json")
+    assert response.status_code == 422
+    assert list((workspace / "agents/helper/memory").iterdir()) == []

@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+import httpx
 import pytest
+from django.test import Client
 
-from memory import clock
+from memory import clock, notes, workspace
+from memory.writes import add_memory_lines_or_propose
+from proposals import actions
 from proposals.models import Proposal
+from tests.helpers import all_at_once
+from tests.proposals.helpers import FACT, MEMORY, fact_proposal
 
-FACT = {"description": "likes tea", "type": "preference", "body": "Green tea."}
+TEA = {"description": "likes tea", "type": "preference", "body": "Green tea."}
 
 
 def _job_fact(client, name="tea", **overrides):
     response = client.put(
         f"/api/memory/user/facts/{name}",
-        data={**FACT, "source": "job:nightly", **overrides},
+        data={**TEA, "source": "job:nightly", **overrides},
         format="json",
     )
     assert response.status_code == 202, response.content
@@ -84,7 +90,7 @@ def test_it_writes_nothing_on_reject_and_answers_409_after(owner_client, master,
 
 
 def test_it_supersedes_on_a_stale_base_and_keeps_the_hand_edit(owner_client, master, workspace):
-    owner_client.put("/api/memory/user/facts/tea", data=FACT, format="json")
+    owner_client.put("/api/memory/user/facts/tea", data=TEA, format="json")
     proposal = _job_fact(owner_client, description="likes oolong")
     path = workspace / "users/owner/facts/tea.md"
     path.write_text(path.read_text(encoding="utf-8") + "hand edit\n", encoding="utf-8")
@@ -100,7 +106,7 @@ def test_it_supersedes_on_a_stale_base_and_keeps_the_hand_edit(owner_client, mas
 
 
 def test_it_undoes_byte_for_byte_once(owner_client, master, workspace):
-    owner_client.put("/api/memory/user/facts/tea", data=FACT, format="json")
+    owner_client.put("/api/memory/user/facts/tea", data=TEA, format="json")
     path = workspace / "users/owner/facts/tea.md"
     # An odd original (no final newline, trailing spaces, a unicode line) must come back exactly.
     original = path.read_bytes().rstrip(b"\n") + "  \nđọc  ".encode()
@@ -137,7 +143,7 @@ def test_it_refuses_undo_after_a_later_change(owner_client, master, workspace):
 
 
 def test_it_proposes_forgetting_from_a_job_and_deletes_on_approve(owner_client, master, workspace):
-    owner_client.put("/api/memory/user/facts/tea", data=FACT, format="json")
+    owner_client.put("/api/memory/user/facts/tea", data=TEA, format="json")
     response = owner_client.delete("/api/memory/user/facts/tea?source=job:nightly")
     assert response.status_code == 202
     proposal = response.json()["proposal"]
@@ -185,7 +191,7 @@ def test_it_writes_present_memory_lines_at_once(owner_client, master, workspace)
 @pytest.mark.parametrize("source", ["chat", "telegram", "web", "http"])
 def test_it_writes_a_fact_at_once_for_every_present_source(owner_client, master, workspace, source):
     response = owner_client.put(
-        "/api/memory/user/facts/tea", data={**FACT, "source": source}, format="json"
+        "/api/memory/user/facts/tea", data={**TEA, "source": source}, format="json"
     )
     assert response.status_code in (200, 201)
     assert f"source: {source}" in (workspace / "users/owner/facts/tea.md").read_text(
@@ -202,7 +208,7 @@ def test_it_makes_a_proposal_from_the_job_tool_call(master, workspace):
     job = APIClient()
     job.credentials(HTTP_AUTHORIZATION=f"Token {key}", HTTP_X_MEMORY_SOURCE="chat")
     response = job.post(
-        "/api/agents/master/tools/user_memory_save", data={**FACT, "name": "tea"}, format="json"
+        "/api/agents/master/tools/user_memory_save", data={**TEA, "name": "tea"}, format="json"
     )
     assert response.status_code == 202
     assert "result" in response.json()
@@ -258,3 +264,264 @@ def test_it_supersedes_an_older_pending_rewrite_with_a_newer_one(
     assert memory.read_text(encoding="utf-8") == "- old (2026-01-01)\n"
     assert _decide(owner_client, newer).status_code == 200
     assert memory.read_text(encoding="utf-8") == "- new 1\n"
+
+
+# --- test_history_kept.py --------------------
+# SPEC §7: "History keeps everything; nothing is deleted" — neither over REST nor in the
+# admin can a proposal row be removed.
+
+
+def _proposal(owner_client):
+    response = owner_client.put(
+        "/api/memory/user/facts/tea",
+        data={"description": "likes tea", "type": "preference", "body": "", "source": "job:n"},
+        format="json",
+    )
+    assert response.status_code == 202
+    return response.json()["proposal"]["id"]
+
+
+def test_it_offers_no_delete_over_rest(owner_client, master, workspace):
+    pid = _proposal(owner_client)
+    assert owner_client.delete(f"/api/memory/proposals/{pid}").status_code in (403, 405)
+    assert Proposal.objects.filter(pk=pid).exists()
+
+
+def test_it_offers_no_delete_in_the_admin(owner_client, alice, master, workspace):
+    pid = _proposal(owner_client)
+    client = Client()
+    client.force_login(alice)
+    page = client.post(f"/admin/proposals/proposal/{pid}/delete/", {"post": "yes"})
+    assert page.status_code in (302, 403, 404)
+    bulk = client.post(
+        "/admin/proposals/proposal/",
+        {"action": "delete_selected", "_selected_action": [pid], "post": "yes"},
+    )
+    assert bulk.status_code in (200, 302, 403)
+    assert Proposal.objects.filter(pk=pid).exists()
+
+
+# --- test_proposals_api.py --------------------
+# REST: list, read, decide once, undo; owner only.
+
+
+def rows(page: dict) -> list[dict]:
+    return page["results"]
+
+
+def test_it_lists_pending_proposals_by_default(owner_client, helper_agent):
+    pending = fact_proposal()
+    decided = fact_proposal("other")
+    actions.reject(decided, by="alice")
+
+    response = owner_client.get("/api/memory/proposals")
+
+    assert response.status_code == 200
+    page = response.json()
+    assert (page["count"], page["offset"], page["next"], page["previous"]) == (1, 0, None, None)
+    assert [row["id"] for row in page["results"]] == [pending.pk]
+    row = page["results"][0]
+    for key in ("id", "kind", "status", "agent", "target", "reasons", "payload"):
+        assert key in row
+    assert row["previous_body"] is None
+    assert row["decided_at"] is None
+    assert row["source"] == "job:nightly"
+    assert row["agent"] is None
+    assert row["payload"]["writes"][FACT].startswith("---\n")
+
+
+def test_it_lists_all_and_filters_by_status_kind_and_agent(owner_client, helper_agent):
+    fact = fact_proposal()
+    _, lines = add_memory_lines_or_propose(helper_agent, ["x"], source="job:1")
+    actions.reject(fact, by="alice")
+
+    every = rows(owner_client.get("/api/memory/proposals?status=all").json())
+    rejected = rows(owner_client.get("/api/memory/proposals?status=rejected").json())
+    by_kind = rows(owner_client.get("/api/memory/proposals?status=all&kind=user_fact").json())
+    by_agent = rows(owner_client.get("/api/memory/proposals?agent=helper").json())
+
+    assert [row["id"] for row in every] == [lines.pk, fact.pk]
+    assert [row["id"] for row in rejected] == [fact.pk]
+    assert [row["id"] for row in by_kind] == [fact.pk]
+    assert [row["id"] for row in by_agent] == [lines.pk]
+    assert by_agent[0]["agent"] == "helper"
+    assert owner_client.get("/api/memory/proposals?status=nonsense").status_code == 422
+
+
+def test_it_shows_one_proposal_and_404s_an_unknown_one(owner_client, helper_agent):
+    proposal = fact_proposal()
+
+    assert owner_client.get(f"/api/memory/proposals/{proposal.pk}").json()["id"] == proposal.pk
+    assert owner_client.get("/api/memory/proposals/999999").status_code == 404
+    assert owner_client.post("/api/memory/proposals/999999", {"approve": True}).status_code == 404
+
+
+def test_it_approves_once_then_answers_409(owner_client, alice, helper_agent):
+    proposal = fact_proposal()
+
+    first = owner_client.post(
+        f"/api/memory/proposals/{proposal.pk}", {"approve": True}, format="json"
+    )
+    second = owner_client.post(
+        f"/api/memory/proposals/{proposal.pk}", {"approve": False}, format="json"
+    )
+
+    assert first.status_code == 200
+    assert first.json()["status"] == "approved"
+    assert first.json()["decided_by"] == "alice"
+    assert first.json()["decided_at"] is not None
+    assert workspace.read(FACT) == proposal.payload["writes"][FACT]
+    assert second.status_code == 409
+    assert second.json()["code"] == "conflict"
+
+
+def test_it_rejects_and_writes_nothing(owner_client, helper_agent):
+    proposal = fact_proposal()
+
+    response = owner_client.post(
+        f"/api/memory/proposals/{proposal.pk}", {"approve": False}, format="json"
+    )
+
+    assert response.status_code == 200
+    assert response.json()["status"] == "rejected"
+    assert workspace.read(FACT) is None
+
+
+def test_it_answers_422_for_a_decision_without_approve(owner_client, helper_agent):
+    proposal = fact_proposal()
+
+    response = owner_client.post(f"/api/memory/proposals/{proposal.pk}", {}, format="json")
+
+    assert response.status_code == 422
+    proposal.refresh_from_db()
+    assert proposal.status == "pending"
+
+
+def test_it_answers_409_and_supersedes_on_a_stale_base(owner_client, helper_agent):
+    workspace.write(MEMORY, "old\n")
+    _, proposal = add_memory_lines_or_propose(helper_agent, ["new"], source="job:1")
+    workspace.write(MEMORY, "hand edit\n")
+
+    response = owner_client.post(
+        f"/api/memory/proposals/{proposal.pk}", {"approve": True}, format="json"
+    )
+
+    assert response.status_code == 409
+    assert response.json()["status"] == "superseded"
+    assert workspace.read(MEMORY) == "hand edit\n"
+    assert owner_client.get(f"/api/memory/proposals/{proposal.pk}").json()["status"] == (
+        "superseded"
+    )
+
+
+def test_it_undoes_over_rest_once(owner_client, helper_agent):
+    workspace.write(MEMORY, "old\n")
+    _, proposal = add_memory_lines_or_propose(helper_agent, ["new"], source="job:1")
+    owner_client.post(f"/api/memory/proposals/{proposal.pk}", {"approve": True}, format="json")
+    assert workspace.read(MEMORY) == "old\nnew\n"
+
+    first = owner_client.post(f"/api/memory/proposals/{proposal.pk}/undo")
+    second = owner_client.post(f"/api/memory/proposals/{proposal.pk}/undo")
+
+    assert first.status_code == 200
+    assert first.json()["undone_by"] == "alice"
+    assert first.json()["undone_at"] is not None
+    assert workspace.read(MEMORY) == "old\n"
+    assert second.status_code == 409
+
+
+def test_it_refuses_an_undo_after_a_later_change_over_rest(owner_client, helper_agent):
+    workspace.write(MEMORY, "old\n")
+    _, proposal = add_memory_lines_or_propose(helper_agent, ["new"], source="job:1")
+    owner_client.post(f"/api/memory/proposals/{proposal.pk}", {"approve": True}, format="json")
+    workspace.write(MEMORY, "changed later\n")
+
+    response = owner_client.post(f"/api/memory/proposals/{proposal.pk}/undo")
+
+    assert response.status_code == 409
+    assert workspace.read(MEMORY) == "changed later\n"
+
+
+def test_it_refuses_agents_and_strangers(helper_client, master_client, anon_client, helper_agent):
+    _, proposal = add_memory_lines_or_propose(helper_agent, ["new"], source="job:1")
+
+    for client in (helper_client, master_client):
+        assert client.get("/api/memory/proposals").status_code == 403
+        assert client.get(f"/api/memory/proposals/{proposal.pk}").status_code == 403
+        decided = client.post(
+            f"/api/memory/proposals/{proposal.pk}", {"approve": True}, format="json"
+        )
+        assert decided.status_code == 403
+        assert client.post(f"/api/memory/proposals/{proposal.pk}/undo").status_code == 403
+    assert anon_client.get("/api/memory/proposals").status_code in (401, 403)
+    proposal.refresh_from_db()
+    assert proposal.status == "pending"
+    assert workspace.read(MEMORY) == ""  # as the agent was created: empty
+
+
+# The live server's listen backlog is small (socketserver's request_queue_size): more
+# simultaneous connects than that are reset by the kernel, which would test the harness.
+THREADS = 8
+
+
+def test_it_undoes_once_under_concurrent_http_requests(live_server, live_owner_key, workspace):
+    headers = {"Authorization": f"Token {live_owner_key}"}
+    base = live_server.url
+    with httpx.Client(timeout=60, headers=headers) as client:
+        assert client.put(
+            f"{base}/api/memory/user/facts/tea",
+            json={"description": "likes tea", "type": "preference", "body": "b"},
+        ).status_code in (200, 201)
+        original = (workspace / "users/owner/facts/tea.md").read_bytes()
+        proposal = client.put(
+            f"{base}/api/memory/user/facts/tea",
+            json={
+                "description": "likes oolong",
+                "type": "preference",
+                "body": "b",
+                "source": "job:n",
+            },
+        ).json()["proposal"]
+        assert (
+            client.post(
+                f"{base}/api/memory/proposals/{proposal['id']}", json={"approve": True}
+            ).status_code
+            == 200
+        )
+    url = f"{base}/api/memory/proposals/{proposal['id']}/undo"
+    answers = all_at_once([lambda c: c.post(url, headers=headers)] * THREADS)
+    codes = sorted(r.status_code for r in answers)
+    assert codes == [200] + [409] * (THREADS - 1), codes
+    assert (workspace / "users/owner/facts/tea.md").read_bytes() == original
+
+
+def test_it_supersedes_an_agent_memory_proposal_when_memory_md_changed(
+    owner_client, master, workspace
+):
+    (workspace / "MEMORY.md").write_text("- base\n", encoding="utf-8")
+    proposal = owner_client.post(
+        "/api/agents/master/memory/lines",
+        data={"lines": ["- from the job"], "source": "job:nightly"},
+        format="json",
+    ).json()["proposal"]
+    owner_client.put(
+        "/api/agents/master/memory", data={"body": "- owner rewrote it\n"}, format="json"
+    )
+    answer = owner_client.post(
+        f"/api/memory/proposals/{proposal['id']}", data={"approve": True}, format="json"
+    )
+    assert answer.status_code == 409
+    assert (
+        owner_client.get(f"/api/memory/proposals/{proposal['id']}").json()["status"] == "superseded"
+    )
+    assert (workspace / "MEMORY.md").read_text(encoding="utf-8") == "- owner rewrote it\n"
+
+
+def test_stats_count_pending_proposals(owner_client, helper_client, master, workspace):
+    helper_client.post(
+        "/api/agents/helper/memory/lines", {"lines": ["- x"], "source": "job:1"}, format="json"
+    )
+    notes.memory_save(master, "a")
+    response = owner_client.get("/api/stats")
+    assert response.status_code == 200
+    assert response.json() == {"pending_proposals": 1, "agents": 2, "facts": 0, "notes": 1}

@@ -1,5 +1,7 @@
 """The script store over REST (SPEC §11, §14.1) and its Python API."""
 
+from __future__ import annotations
+
 import pytest
 
 from memory import scripts
@@ -103,4 +105,67 @@ def test_it_answers_404_for_an_unknown_agent(owner_client, master):
             URL.format(agent="nobody") + "/schedule/s/k", {"value": 1}, format="json"
         ).status_code
         == 404
+    )
+
+
+# --- test_more_edges.py --------------------
+# More SPEC edges: appends after a file without a final newline (§5), agent_memory stale
+# base (§7), runs listing (§14.1), wiki title refusal over REST (§10.2), script-store values
+# (§11/§14.1).
+
+
+@pytest.mark.parametrize(
+    "value", [None, 0, "text", [1, "a", None], {"deep": {"er": [True, 1.5]}}, "đọc 東京"]
+)
+def test_it_stores_any_json_value_in_the_script_store(owner_client, master, workspace, value):
+    url = "/api/agents/master/script-store/conversation/c-1/k"
+    assert owner_client.put(url, data={"value": value}, format="json").status_code in (200, 201)
+    assert owner_client.get(url).json()["value"] == value
+    rows = owner_client.get("/api/agents/master/script-store", {"conversation": "c-1"}).json()
+    rows = rows["results"] if isinstance(rows, dict) else rows
+    assert [(r["scope"], r["scope_id"], r["key"], r["value"]) for r in rows] == [
+        ("conversation", "c-1", "k", value)
+    ]
+
+
+@pytest.mark.parametrize("scope", ["global", "Schedule", "x"])
+def test_it_refuses_an_unknown_script_store_scope(owner_client, master, workspace, scope):
+    response = owner_client.put(
+        f"/api/agents/master/script-store/{scope}/s/k", data={"value": 1}, format="json"
+    )
+    assert response.status_code in (404, 422)
+
+
+def test_it_refuses_a_script_store_put_without_value(owner_client, master, workspace):
+    response = owner_client.put(
+        "/api/agents/master/script-store/schedule/s/k", data={}, format="json"
+    )
+    assert response.status_code == 422
+    assert owner_client.get("/api/agents/master/script-store/schedule/s/k").status_code == 404
+
+
+def _rows(data):
+    return data["results"] if isinstance(data, dict) and "results" in data else data
+
+
+def test_it_scopes_script_store_entries(
+    owner_client, helper_client, master, helper_agent, workspace
+):
+    put = owner_client.put(
+        "/api/agents/helper/script-store/schedule/s1/counter",
+        data={"value": {"n": [1, 2]}},
+        format="json",
+    )
+    assert put.status_code in (200, 201)
+    one = owner_client.get("/api/agents/helper/script-store/schedule/s1/counter").json()
+    assert one["value"] == {"n": [1, 2]}
+    rows = _rows(helper_client.get("/api/agents/helper/script-store").json())
+    assert {"scope", "scope_id", "key", "value", "updated_at"} <= set(rows[0])
+    assert rows[0]["scope"] == "schedule"
+    assert helper_client.get("/api/agents/master/script-store").status_code == 403
+    assert helper_client.delete(
+        "/api/agents/helper/script-store/schedule/s1/counter"
+    ).status_code in (200, 204)
+    assert (
+        owner_client.get("/api/agents/helper/script-store/schedule/s1/counter").status_code == 404
     )

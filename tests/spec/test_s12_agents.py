@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import json
+
 import pytest
 
-from memory import clock, notes
-from memory.models import Agent, NoteCursor
-from memory.workspace import hash_text
-from proposals.models import Proposal
+from memory.models import Agent
+from tests.spec.shapes import RUN_KEYS
 
 AGENT_FIELDS = {"id", "name", "is_default", "autonomous", "memory_consolidate"}
 
@@ -103,123 +104,6 @@ def test_the_owner_edits_an_agent_but_never_its_id(owner_client, helper_agent):
     assert owner_client.patch("/api/agents/nobody", {"name": "x"}).status_code == 404
 
 
-def test_it_reads_and_writes_memory_md(owner_client, helper_agent, workspace):
-    empty = {"body": "", "hash": hash_text(""), "invalid_utf8": False}
-    assert owner_client.get("/api/agents/helper/memory").json() == empty
-    response = owner_client.put(
-        "/api/agents/helper/memory", {"body": "- Owner: Minh\n"}, format="json"
-    )
-    assert response.status_code == 200
-    written = {
-        "body": "- Owner: Minh\n",
-        "hash": hash_text("- Owner: Minh\n"),
-        "invalid_utf8": False,
-    }
-    assert response.json() == written
-    assert (workspace / "agents/helper/MEMORY.md").read_text() == "- Owner: Minh\n"
-    assert owner_client.get("/api/agents/helper/memory").json() == written
-
-
-def test_an_agent_adds_durable_lines_when_a_person_is_present(helper_client, workspace):
-    response = helper_client.post(
-        "/api/agents/helper/memory/lines",
-        {"lines": ["- Bác sĩ: BS Lan (2026-11-30)"], "source": "telegram"},
-        format="json",
-    )
-    assert response.status_code == 200
-    assert response.json() == {"body": "- Bác sĩ: BS Lan (2026-11-30)\n"}
-    assert (workspace / "agents/helper/MEMORY.md").read_text() == "- Bác sĩ: BS Lan (2026-11-30)\n"
-    assert Proposal.objects.count() == 0
-
-
-def test_a_job_proposes_durable_lines_instead(helper_client, workspace):
-    (workspace / "agents/helper/MEMORY.md").write_text("- old\n")
-    response = helper_client.post(
-        "/api/agents/helper/memory/lines",
-        {"lines": ["- new line"], "source": "job:nightly"},
-        format="json",
-    )
-    assert response.status_code == 202
-    proposal = response.json()["proposal"]
-    assert proposal["kind"] == "agent_memory"
-    assert proposal["status"] == "pending"
-    assert proposal["agent"] == "helper"
-    assert proposal["target"] == "agents/helper/MEMORY.md"
-    assert proposal["payload"]["lines"] == ["- new line"]
-    assert proposal["previous_body"] == "- old\n"
-    assert (workspace / "agents/helper/MEMORY.md").read_text() == "- old\n"
-    row = Proposal.objects.get()
-    assert (row.kind, row.source, row.agent_id) == ("agent_memory", "job:nightly", "helper")
-
-
-@pytest.mark.parametrize(
-    "body",
-    [
-        {"lines": [], "source": "job:nightly"},
-        {"lines": ["  "], "source": "job:nightly"},
-        {"lines": ["ok"], "source": "job:"},
-        {"lines": ["ok"], "source": "two words"},
-        {"lines": "ok", "source": "web"},
-    ],
-)
-def test_bad_lines_are_422_from_a_job_too(helper_client, workspace, body):
-    response = helper_client.post("/api/agents/helper/memory/lines", body, format="json")
-    assert response.status_code == 422
-    assert Proposal.objects.count() == 0
-    assert (workspace / "agents/helper/MEMORY.md").read_text() == ""  # as created
-
-
-def test_memory_save_over_rest_appends_to_todays_note(helper_client, workspace):
-    response = helper_client.post(
-        "/api/agents/helper/memory/save",
-        {"text": "Đo huyết áp\n128/82", "source": "telegram"},
-        format="json",
-    )
-    assert response.status_code == 200
-    day = clock.today().isoformat()
-    body = response.json()
-    assert (body["day"], body["name"]) == (day, f"{day}.md")
-    assert body["line"].endswith(" Đo huyết áp 128/82")
-    assert (workspace / f"agents/helper/memory/{day}.md").read_text(encoding="utf-8") == (
-        f"# {day}\n\n{body['line']}\n"
-    )
-
-
-@pytest.mark.parametrize("body", [{"text": ""}, {"text": " \n "}, {}, {"text": "x", "source": ""}])
-def test_memory_save_refuses_empty_text(helper_client, workspace, body):
-    response = helper_client.post("/api/agents/helper/memory/save", body, format="json")
-    assert response.status_code == 422
-    assert list((workspace / "agents/helper/memory").iterdir()) == []
-
-
-def test_it_serves_the_prompt_context_and_moves_the_cursor(owner_client, master, workspace):
-    day = clock.today().isoformat()
-    (workspace / "MEMORY.md").write_text("- Owner: Minh\n")
-    notes.memory_save(master, "sáng")
-    url = "/api/agents/master/memory/context"
-    first = owner_client.get(url, {"conversation": "tg-42"}).json()
-    assert first["system"] == "## MEMORY.md\n- Owner: Minh"
-    assert first["pre_turn"].startswith(f"## memory/{day}.md\n```markdown\n# {day}\n\n- ")
-    assert owner_client.get(url, {"conversation": "tg-42"}).json()["pre_turn"] == ""
-    assert NoteCursor.objects.filter(conversation="tg-42").count() == 1
-    # Without a conversation: the preview, nothing recorded.
-    assert owner_client.get(url).json()["pre_turn"] == first["pre_turn"]
-    group = owner_client.get(url, {"conversation": "g", "chat": "group"}).json()
-    assert group == {"system": "", "pre_turn": ""}
-    assert owner_client.get(url, {"chat": "public"}).status_code == 422
-    assert NoteCursor.objects.count() == 1
-
-
-def test_stats_count_pending_proposals(owner_client, helper_client, master, workspace):
-    helper_client.post(
-        "/api/agents/helper/memory/lines", {"lines": ["- x"], "source": "job:1"}, format="json"
-    )
-    notes.memory_save(master, "a")
-    response = owner_client.get("/api/stats")
-    assert response.status_code == 200
-    assert response.json() == {"pending_proposals": 1, "agents": 2, "facts": 0, "notes": 1}
-
-
 def test_an_unknown_agent_is_404_for_the_owner(owner_client, master):
     assert owner_client.get("/api/agents/nobody").status_code == 404
     assert owner_client.get("/api/agents/nobody/memory").status_code == 404
@@ -233,3 +117,75 @@ def test_it_refuses_a_six_field_cron_that_the_schedule_could_not_use(owner_clien
     )
     assert response.status_code == 422
     assert not Agent.objects.filter(pk="night").exists()
+
+
+# --- test_concurrency_http.py --------------------
+# SPEC §7 and §1 over real HTTP (live_server, threads): undo happens once; concurrent
+# memory_save calls lose nothing; concurrent fact writes keep INDEX.md whole.
+
+
+@pytest.mark.django_db
+def test_it_has_the_default_master_agent_after_migrate():
+    from memory.models import Agent
+
+    master = Agent.objects.get(id="master")
+    assert master.is_default is True
+    assert Agent.objects.filter(is_default=True).count() == 1
+
+
+@pytest.mark.parametrize("cron", ["0 0 31 2 *", "0 0 30 2 *"])
+def test_a_cron_that_never_fires_is_422_and_nothing_is_saved(owner_client, master, cron):
+    from django_q.models import Schedule
+
+    owner_client.patch("/api/agents/master", {"memory_consolidate": "0 3 * * *"})
+    schedule = Schedule.objects.get(name="memory-consolidate:master")
+    response = owner_client.patch("/api/agents/master", {"memory_consolidate": cron})
+    assert response.status_code == 422, response.content
+    assert "never fires" in json.dumps(response.json())
+    master.refresh_from_db()
+    assert master.memory_consolidate == "0 3 * * *"
+    schedule.refresh_from_db()
+    assert schedule.cron == "0 3 * * *"
+    created = owner_client.post(
+        "/api/agents", {"id": "night", "name": "N", "memory_consolidate": cron}
+    )
+    assert created.status_code == 422
+    assert not Agent.objects.filter(pk="night").exists()
+
+
+def test_an_agent_id_with_a_trailing_newline_is_422_not_trimmed(owner_client, workspace):
+    response = owner_client.post("/api/agents", {"id": "scout\n", "name": "Scout"})
+    assert response.status_code == 422, response.content
+    assert not Agent.objects.filter(pk="scout").exists()
+    assert not (workspace / "agents/scout").exists()
+
+
+def test_it_lists_runs_newest_first_and_filters(owner_client, master, helper_agent, workspace):
+    from django.utils import timezone
+
+    from memory.models import Run
+
+    now = timezone.now()
+    made = []
+    for i, (agent, kind, status) in enumerate(
+        [
+            (master, "consolidate", "succeeded"),
+            (helper_agent, "compile", "failed"),
+            (master, "fact_review", "skipped"),
+        ]
+    ):
+        run = Run.objects.create(agent=agent, kind=kind, status=status)
+        Run.objects.filter(pk=run.pk).update(started_at=now + dt.timedelta(minutes=i))
+        made.append(run.pk)
+
+    def ids(**params):
+        data = owner_client.get("/api/runs", params).json()
+        rows = data["results"] if isinstance(data, dict) else data
+        return [row["id"] for row in rows]
+
+    assert ids() == list(reversed(made))
+    assert ids(agent="master") == [made[2], made[0]]
+    assert ids(kind="compile") == [made[1]]
+    assert ids(status="skipped") == [made[2]]
+    row = owner_client.get(f"/api/runs/{made[1]}").json()
+    assert RUN_KEYS <= set(row)

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import io
+import os
+import re
 import subprocess
 import sys
 
 import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import CommandError, call_command
+from django.urls import URLPattern, URLResolver, get_resolver
+from rest_framework.test import APIClient
 
-from tests.spec.shapes import RUN_KEYS
+from memory import clock
+from memory.models import ApiToken, Run
+from memory.writes import add_memory_lines_or_propose
 
 
 def _rows(data):
@@ -79,40 +88,6 @@ def test_it_serves_the_minimum_shapes(owner_client, master, workspace):
     runs = owner_client.get("/api/runs")
     assert runs.status_code == 200
     assert owner_client.get("/api/schema/").status_code == 200
-
-
-def test_it_answers_202_with_a_run_and_409_while_one_runs(owner_client, helper_agent, workspace):
-    first = owner_client.post("/api/agents/helper/memory/consolidate")
-    assert first.status_code == 202
-    assert {"id", "status"} <= set(first.json()["run"])
-    run = owner_client.get(f"/api/runs/{first.json()['run']['id']}").json()
-    assert RUN_KEYS <= set(run)
-    if run["status"] == "running":
-        assert owner_client.post("/api/agents/helper/memory/consolidate").status_code == 409
-        assert owner_client.post("/api/agents/helper/memory/wiki/compile").status_code == 409
-
-
-def test_it_scopes_script_store_entries(
-    owner_client, helper_client, master, helper_agent, workspace
-):
-    put = owner_client.put(
-        "/api/agents/helper/script-store/schedule/s1/counter",
-        data={"value": {"n": [1, 2]}},
-        format="json",
-    )
-    assert put.status_code in (200, 201)
-    one = owner_client.get("/api/agents/helper/script-store/schedule/s1/counter").json()
-    assert one["value"] == {"n": [1, 2]}
-    rows = _rows(helper_client.get("/api/agents/helper/script-store").json())
-    assert {"scope", "scope_id", "key", "value", "updated_at"} <= set(rows[0])
-    assert rows[0]["scope"] == "schedule"
-    assert helper_client.get("/api/agents/master/script-store").status_code == 403
-    assert helper_client.delete(
-        "/api/agents/helper/script-store/schedule/s1/counter"
-    ).status_code in (200, 204)
-    assert (
-        owner_client.get("/api/agents/helper/script-store/schedule/s1/counter").status_code == 404
-    )
 
 
 AGENT_ROUTES = [
@@ -211,17 +186,6 @@ def test_it_refuses_agent_tokens_creating_or_editing_agents(master_client, maste
     )
 
 
-def test_it_records_the_agent_as_written_by(master_client, master, workspace):
-    master_client.put(
-        "/api/memory/user/facts/tea",
-        data={"description": "likes tea", "type": "preference", "body": "", "source": "chat"},
-        format="json",
-    )
-    assert "written_by: master" in (workspace / "users/owner/facts/tea.md").read_text(
-        encoding="utf-8"
-    )
-
-
 @pytest.mark.django_db(transaction=True)
 def test_it_prints_only_the_key_from_memory_token(alice, master, workspace):
     import os
@@ -240,3 +204,291 @@ def test_it_prints_only_the_key_from_memory_token(alice, master, workspace):
         assert done.returncode == 0, done.stderr
         lines = done.stdout.strip().splitlines()
         assert len(lines) == 1 and " " not in lines[0] and len(lines[0]) >= 20
+
+
+# --- test_api_pagination.py --------------------
+# Every list of the API is a page (issue 14): `{"count", "next", "previous", "offset",
+# "limit", "results"}` chosen with `?limit=&offset=`; a limit that is not a number is 422.
+
+
+def test_it_pages_the_notes_of_an_agent_with_counts(owner_client, master, workspace):
+    (workspace / "memory").mkdir(exist_ok=True)
+    for day in range(1, 31):
+        (workspace / f"memory/2026-01-{day:02d}.md").write_text(f"- {day}\n", encoding="utf-8")
+
+    first = owner_client.get("/api/agents/master/memory/notes", {"limit": 20}).json()
+    assert (first["count"], first["offset"], first["limit"]) == (30, 0, 20)
+    assert first["previous"] is None
+    assert [row["name"] for row in first["results"]][:2] == ["2026-01-30.md", "2026-01-29.md"]
+    assert len(first["results"]) == 20
+
+    second = owner_client.get(first["next"]).json()
+    assert second["offset"] == 20 and second["next"] is None
+    assert [row["name"] for row in second["results"]] == [
+        f"2026-01-{day:02d}.md" for day in range(10, 0, -1)
+    ]
+    assert "offset" not in (second["previous"] or "offset")  # back to the first page
+
+
+def test_it_pages_runs_proposals_and_agents(owner_client, master, helper_agent, workspace):
+    for n in range(7):
+        Run.objects.create(agent=master, kind="consolidate", status="skipped", summary=str(n))
+        add_memory_lines_or_propose(master, [f"line {n}"], source="job:nightly")
+
+    runs = owner_client.get("/api/runs", {"limit": 3, "offset": 3}).json()
+    assert runs["count"] == 7 and len(runs["results"]) == 3
+    assert [row["summary"] for row in runs["results"]] == ["3", "2", "1"]
+
+    proposals = owner_client.get("/api/memory/proposals", {"limit": 5}).json()
+    assert proposals["count"] == 7 and len(proposals["results"]) == 5 and proposals["next"]
+
+    agents = owner_client.get("/api/agents", {"limit": 1, "offset": 1}).json()
+    assert agents["count"] == 2 and [a["id"] for a in agents["results"]] == ["helper"]
+
+
+@pytest.mark.parametrize(
+    "query", [{"limit": "ten"}, {"limit": 0}, {"limit": 501}, {"offset": -1}, {"offset": "x"}]
+)
+def test_it_refuses_a_window_that_is_not_a_whole_number_in_range(owner_client, master, query):
+    response = owner_client.get("/api/runs", query)
+    assert response.status_code == 422
+    assert response.json()["code"] == "invalid"
+
+
+def test_it_pages_search_results_and_counts_them(owner_client, master, workspace):
+    (workspace / "memory").mkdir(exist_ok=True)
+    lines = "".join(f"- {n:02d} đọc sách\n" for n in range(30))
+    (workspace / "memory/2026-01-01.md").write_text(lines, encoding="utf-8")
+
+    first = owner_client.get("/api/memory/search", {"q": "doc sach", "limit": 12}).json()
+    assert first["count"] == 30 and first["count_capped"] is False
+    assert [hit["line"] for hit in first["results"]] == list(range(1, 13))
+    last = owner_client.get("/api/memory/search", {"q": "doc sach", "offset": 24}).json()
+    assert [hit["line"] for hit in last["results"]] == list(range(25, 31))
+    assert last["next"] is None and "offset=12" in last["previous"]
+
+
+def test_the_schema_documents_the_pages(owner_client, master):
+    schema = owner_client.get("/api/schema/", HTTP_ACCEPT="application/json").json()
+    runs = schema["paths"]["/api/runs"]["get"]
+    assert {"limit", "offset"} <= {p["name"] for p in runs["parameters"]}
+    body = runs["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
+    page = schema["components"]["schemas"][body.rsplit("/", 1)[-1]]
+    assert {"count", "next", "previous", "results"} <= set(page["properties"])
+
+
+# --- test_auth.py --------------------
+# Who may reach what (SPEC §14): the owner everything, an agent token only its own agent
+# (403 elsewhere), nobody anonymous; and `memory_token`, which prints only the key.
+
+
+# Every route of the memory core under /api/agents/{id}/, with a body that would succeed
+# for the right caller.
+ROUTES_WITH_A_BODY = [
+    ("get", "/api/agents/master", None),
+    ("patch", "/api/agents/master", {"name": "pwned"}),
+    ("get", "/api/agents/master/memory", None),
+    ("put", "/api/agents/master/memory", {"body": "pwned\n"}),
+    ("post", "/api/agents/master/memory/lines", {"lines": ["pwned"], "source": "web"}),
+    ("post", "/api/agents/master/memory/save", {"text": "pwned", "source": "web"}),
+    ("get", "/api/agents/master/memory/notes", None),
+    ("get", "/api/agents/master/memory/notes/2026-11-30", None),
+    ("put", "/api/agents/master/memory/notes/2026-11-30", {"body": "pwned\n"}),
+    ("get", "/api/agents/master/memory/context?conversation=c", None),
+]
+
+
+def _files(root):
+    return sorted(
+        (p.relative_to(root).as_posix(), p.read_bytes())
+        for p in root.rglob("*")
+        if p.is_file() and ".memory-locks" not in p.parts
+    )
+
+
+@pytest.fixture
+def seeded(master, workspace):
+    (workspace / "memory").mkdir(exist_ok=True)
+    (workspace / "MEMORY.md").write_text("- private\n")
+    (workspace / "memory/2026-11-30.md").write_text("- private note\n")
+    return workspace
+
+
+@pytest.mark.parametrize(("method", "url", "body"), ROUTES_WITH_A_BODY)
+def test_another_agents_token_is_403(helper_client, seeded, method, url, body):
+    before = _files(seeded)
+    response = getattr(helper_client, method)(url, body, format="json")
+    assert response.status_code == 403, response.content
+    assert b"private" not in response.content
+    assert _files(seeded) == before
+
+
+@pytest.mark.parametrize(("method", "url", "body"), ROUTES_WITH_A_BODY)
+def test_anonymous_is_refused(anon_client, seeded, method, url, body):
+    before = _files(seeded)
+    response = getattr(anon_client, method)(url, body, format="json")
+    assert response.status_code in (401, 403)
+    assert _files(seeded) == before
+
+
+@pytest.mark.parametrize(("method", "url", "body"), ROUTES_WITH_A_BODY)
+def test_the_agents_own_token_and_the_owner_get_through(
+    master_client, owner_client, seeded, method, url, body
+):
+    if method == "patch":
+        # Editing an agent is the owner's alone, even for its own token.
+        assert getattr(master_client, method)(url, body, format="json").status_code == 403
+    else:
+        assert getattr(master_client, method)(url, body, format="json").status_code < 300
+    assert getattr(owner_client, method)(url, body, format="json").status_code < 300
+
+
+def _agent_routes(resolver: URLResolver, prefix: str = "") -> list[str]:
+    """Every URL pattern (as a regex string) that takes an agent id, from all apps."""
+    found = []
+    for entry in resolver.url_patterns:
+        pattern = prefix + str(entry.pattern.regex.pattern).lstrip("^")
+        if isinstance(entry, URLResolver):
+            found += _agent_routes(entry, pattern)
+        elif isinstance(entry, URLPattern) and "agent_id" in entry.pattern.regex.groupindex:
+            found.append(pattern)
+    return found
+
+
+def _example_path(pattern: str) -> str:
+    """A concrete path for a route regex: agent_id=master, other parameters filled in."""
+    values = {"agent_id": "master", "name": "2026-11-30", "scope": "schedule", "tool": "x"}
+
+    def fill(match: re.Match) -> str:
+        return values.get(match.group(1), "x")
+
+    path = re.sub(r"\(\?P<(\w+)>[^)]*\)", fill, pattern)
+    return "/" + path.replace("\\Z", "").replace("$", "").replace("\\", "")
+
+
+def test_every_agent_route_of_every_app_is_403_for_another_agent(helper_client, seeded):
+    """Sweep the whole URL conf, not only this app's list: a route added later that
+    forgets require_agent_access fails here."""
+    paths = sorted({_example_path(p) for p in _agent_routes(get_resolver())})
+    assert "/api/agents/master/memory/notes/2026-11-30" in paths
+    before = _files(seeded)
+    for path in paths:
+        for method in ("get", "post", "put", "patch", "delete"):
+            response = getattr(helper_client, method)(path, {}, format="json")
+            # 405: the route has no such method. Pages (not /api/) send a token-only
+            # caller to the login page instead. Never a success, never a leak.
+            allowed = (403, 405) if path.startswith("/api/") else (302, 403, 405)
+            assert response.status_code in allowed, (method, path, response.status_code)
+            if response.status_code == 302:
+                assert "login" in response["Location"], response["Location"]
+    assert _files(seeded) == before
+
+
+def test_an_unknown_token_is_401_or_403(seeded):
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION="Token not-a-real-key")
+    assert client.get("/api/agents/master/memory").status_code in (401, 403)
+
+
+def test_tokens_are_stored_hashed(master):
+    _, key = ApiToken.issue(agent=master)
+    assert not ApiToken.objects.filter(key_hash=key).exists()
+    assert key not in str(list(ApiToken.objects.values_list("key_hash", flat=True)))
+
+
+def _token(*args) -> str:
+    out = io.StringIO()
+    call_command("memory_token", *args, stdout=out)
+    return out.getvalue()
+
+
+def test_memory_token_owner_prints_only_a_working_key(master, workspace):
+    output = _token("owner")
+    assert re.fullmatch(r"[0-9a-f]{48}\n", output)
+    owner = get_user_model().objects.get(username="owner")
+    assert owner.is_superuser and not owner.has_usable_password()
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {output.strip()}")
+    assert client.post("/api/agents", {"id": "x", "name": "X"}).status_code == 201
+
+
+def test_memory_token_owner_uses_the_existing_superuser(alice, master):
+    _token("owner")
+    assert ApiToken.objects.get().user == alice
+    assert not get_user_model().objects.filter(username="owner").exists()
+
+
+def test_memory_token_agent_prints_a_key_for_that_agent_only(master, helper_agent, workspace):
+    output = _token("agent", "helper")
+    assert re.fullmatch(r"[0-9a-f]{48}\n", output)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {output.strip()}")
+    assert client.get("/api/agents/helper/memory").status_code == 200
+    assert client.get("/api/agents/master/memory").status_code == 403
+
+
+def test_memory_token_agent_needs_a_known_agent(master):
+    with pytest.raises(CommandError):
+        _token("agent", "nobody")
+    with pytest.raises(CommandError):
+        _token("agent")
+
+
+# --- test_symlinks_between_agents.py --------------------
+# SPEC §14 (an agent token reaches only its own agent's memory) and §5 (memory_get refuses
+# "a symlink out"): a link inside one agent's dir that points at another agent's file must not
+# become a way to read or write that file. memory_get already refuses it; the other paths must
+# agree with it.
+
+
+SECRET = "topsecret master memory\n"
+
+
+@pytest.fixture
+def linked(master, helper_agent, workspace):
+    (workspace / "MEMORY.md").write_text(SECRET, encoding="utf-8")
+    today = clock.today()
+    os.symlink(workspace / "MEMORY.md", workspace / f"agents/helper/memory/{today}.md")
+    return today
+
+
+def test_it_refuses_memory_get_through_the_link(helper_client, linked):
+    response = helper_client.post(
+        "/api/agents/helper/tools/memory_get",
+        data={"path": f"memory/{linked}.md"},
+        format="json",
+    )
+    assert "topsecret" not in response.content.decode()
+
+
+def test_it_never_appends_through_a_link_into_another_agents_file(helper_client, workspace, linked):
+    helper_client.post(
+        "/api/agents/helper/tools/memory_save",
+        data={"text": "via link"},
+        format="json",
+    )
+    assert (workspace / "MEMORY.md").read_text(encoding="utf-8") == SECRET
+
+
+def test_it_never_reads_another_agents_file_through_a_link(helper_client, workspace, linked):
+    note = helper_client.get(f"/api/agents/helper/memory/notes/{linked}")
+    context = helper_client.get("/api/agents/helper/memory/context", {"conversation": "c"})
+    assert "topsecret" not in note.content.decode()
+    assert "topsecret" not in context.content.decode()
+
+
+def test_stats_for_an_agent_token_count_only_its_agent(
+    owner_client, helper_client, master, helper_agent
+):
+    from memory import writes
+
+    owner_client.post("/api/agents/master/memory/save", {"text": "m"})
+    owner_client.post("/api/agents/helper/memory/save", {"text": "h"})
+    owner_client.put("/api/agents/helper/memory/notes/2026-01-01", {"body": "x\n"})
+    writes.add_memory_lines_or_propose(master, ["for master"], source="job:a")
+    writes.add_memory_lines_or_propose(helper_agent, ["for helper"], source="job:b")
+    everyone = owner_client.get("/api/stats").json()
+    assert everyone["agents"] == 2 and everyone["notes"] == 3
+    assert everyone["pending_proposals"] == 2
+    own = helper_client.get("/api/stats").json()
+    assert own == {**own, "agents": 1, "notes": 2, "pending_proposals": 1}

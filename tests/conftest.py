@@ -3,6 +3,7 @@ nothing ever reads or writes a real home."""
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
+from memory import clock
 from memory.models import Agent, ApiToken
 from tests.fakellm import FakeLLM
 
@@ -104,6 +106,13 @@ def workspace(tmp_path, settings):
             os.environ.pop(name, None)
         else:
             os.environ[name] = value
+
+
+@pytest.fixture
+def owner_today() -> dt.date:
+    """Today in the owner's time zone (MEMORY_TIME_ZONE, SPEC §4.2): the day a note, a
+    fact's `updated` or a page's `updated` is stamped with."""
+    return clock.today()
 
 
 @pytest.fixture

@@ -1,7 +1,8 @@
-"""Existing workspaces as people keep them (issue 12, items 3, 4 and 12): symbolic links
-never stop the server, names macOS wrote in NFD are one name with their NFC spelling on
-every path-taking input, and line endings and byte-order marks are kept on disk while the
-prompt reads plain text."""
+"""SPEC §1 Workspace layout: agent dirs are created with the agent; an existing workspace is
+used as it is — symbolic links never stop the server, names macOS wrote in NFD are one name
+with their NFC spelling on every path-taking input, line endings and byte-order marks are
+kept on disk while the prompt reads plain text, `memory_doctor` reports OpenClaw shapes, and
+nothing is written by reading (no GET of the API, the pages or the admin writes)."""
 
 from __future__ import annotations
 
@@ -9,23 +10,21 @@ import io
 import json
 import os
 import unicodedata
-from pathlib import Path
 
 import pytest
 from django.core.management import call_command
 from django.test import Client
+from rest_framework.test import APIClient
 
-from memory import clock, tools, workspace
-from memory.mcp.server import call_tool_now, read_resource_now
-from memory.models import ApiToken
-from memory.presence import Caller
+from tests.hand_written import HAND_PAGE, snapshot, write_hand_written
+from tests.helpers import tool_text
 from tests.openclaw_workspace import big_note, build
 
 NFC = unicodedata.normalize("NFC", "sách-đang-đọc.md")
 NFD = unicodedata.normalize("NFD", "sách-đang-đọc.md")
 
 
-# --- item 3: symbolic links never stop the server ---------------------------------------------
+# --- symbolic links never stop the server ---------------------------------------------
 
 
 @pytest.fixture
@@ -88,7 +87,7 @@ def test_the_files_of_an_unusable_dir_are_refused_with_a_clear_message(
     assert context.status_code == 200 and "kept elsewhere" not in context.json()["system"]
 
 
-# --- item 4: NFD names ------------------------------------------------------------------------
+# --- NFD names ------------------------------------------------------------------------
 
 
 @pytest.fixture
@@ -98,32 +97,26 @@ def nfd_file(workspace, master):
     return workspace / "memory" / NFD
 
 
-def test_search_returns_a_path_memory_get_reads(nfd_file, master):
-    hits = tools.call_tool_result(master, "memory_search", {"query": "dune"}, source="chat")
-    [hit] = hits.data["results"]
+def test_search_returns_a_path_memory_get_reads(nfd_file, master_client):
+    hits = master_client.get("/api/memory/search", {"q": "dune", "agent_id": "master"}).json()
+    [hit] = hits["results"]
     for path in (hit["path"], unicodedata.normalize("NFD", hit["path"])):
-        text = tools.call_tool(master, "memory_get", {"path": path}, source="chat")
+        text = tool_text(master_client, "memory_get", path=path)
         assert "Dune" in text, path
     assert unicodedata.normalize("NFC", hit["path"]) == f"memory/{NFC}"
 
 
 @pytest.mark.parametrize("spelling", [NFC, NFD])
-def test_either_spelling_reads_and_writes_the_one_file(nfd_file, master, workspace, spelling):
-    caller = Caller(agent_id="master")
-    got = call_tool_now(caller, "memory_get", {"path": f"memory/{spelling}"})
-    assert not got.is_error and "Dune" in got.content[0].text
-    resource = read_resource_now(caller, f"memory://agents/master/memory/{spelling}")
-    assert "Dune" in resource
-    edit = tools.call_tool_result(
-        master,
-        "memory_get",
-        {"path": f"memory/{spelling}#L3"},
-        source="chat",
-    )
-    assert edit.text == "- Dune, đọc xong\n"
-    from memory import notes
-
-    notes.write_memory_file(master, f"memory/{spelling}", "# Sách\n\n- Dune\n- Solaris\n")
+def test_either_spelling_reads_and_writes_the_one_file(
+    nfd_file, master_client, owner_client, workspace, spelling
+):
+    # Over MCP too: tests/mcp/test_server.py.
+    assert "Dune" in tool_text(master_client, "memory_get", path=f"memory/{spelling}")
+    line = tool_text(master_client, "memory_get", path=f"memory/{spelling}#L3")
+    assert line == "- Dune, đọc xong\n"
+    url = f"/api/agents/master/memory/files/memory/{spelling}"
+    put = owner_client.put(url, {"body": "# Sách\n\n- Dune\n- Solaris\n"}, format="json")
+    assert put.status_code == 200, put.content
     assert os.listdir(workspace / "memory") == [NFD]
     assert nfd_file.read_text() == "# Sách\n\n- Dune\n- Solaris\n"
 
@@ -142,7 +135,7 @@ def test_the_memory_tool_edits_an_nfd_file_by_its_nfc_name(nfd_file, master, own
     assert nfd_file.read_text() == "# Sách\n\n- Dune (xong)\n"
 
 
-# --- item 12: line endings and BOM ----------------------------------------------------------------
+# --- line endings and BOM ----------------------------------------------------------------
 
 
 def test_an_edit_of_a_crlf_file_stays_crlf(workspace, master, owner_client):
@@ -159,10 +152,8 @@ def test_an_edit_of_a_crlf_file_stays_crlf(workspace, master, owner_client):
     assert (workspace / "MEMORY.md").read_bytes() == b"- a\r\n- b\r\n"
 
 
-def test_an_append_into_a_crlf_note_uses_crlf(workspace, master, owner_client):
-    from memory.clock import today
-
-    day = today().isoformat()
+def test_an_append_into_a_crlf_note_uses_crlf(workspace, master, owner_client, owner_today):
+    day = owner_today.isoformat()
     (workspace / "memory").mkdir(exist_ok=True)
     note = workspace / "memory" / f"{day}.md"
     note.write_bytes(f"# {day}\r\n\r\n- 08:00 first\r\n".encode())
@@ -173,10 +164,10 @@ def test_an_append_into_a_crlf_note_uses_crlf(workspace, master, owner_client):
     assert b"\n" not in data.replace(b"\r\n", b"")
 
 
-def test_a_bom_is_kept_on_disk_and_never_reaches_the_prompt(workspace, master, owner_client):
-    from memory.clock import today
-
-    day = today().isoformat()
+def test_a_bom_is_kept_on_disk_and_never_reaches_the_prompt(
+    workspace, master, owner_client, owner_today
+):
+    day = owner_today.isoformat()
     (workspace / "users/owner").mkdir(parents=True, exist_ok=True)
     (workspace / "users/owner/USER.md").write_bytes(b"\xef\xbb\xbfI am Minh.\r\n")
     (workspace / "MEMORY.md").write_bytes(b"\xef\xbb\xbf- durable\n")
@@ -236,9 +227,9 @@ def test_it_creates_the_agent_dir_when_the_admin_creates_an_agent(alice, master,
         {"id": "scribe", "name": "Scribe", "memory_consolidate": ""},
     )
     assert response.status_code == 302, response.content[:500]
-    from memory.models import Agent
-
-    assert Agent.objects.filter(id="scribe").exists()
+    owner = APIClient()
+    owner.force_authenticate(alice)
+    assert owner.get("/api/agents/scribe").json()["name"] == "Scribe"
     assert (workspace / "agents/scribe/memory").is_dir()
 
 
@@ -282,8 +273,8 @@ def doctor(*args: str) -> str:
 
 
 @pytest.mark.parametrize("shape", ["vi", "en", "zh"])
-def test_it_reports_each_shape_and_changes_nothing(workspace, master, shape):
-    built = build(workspace, shape, today=clock.today())
+def test_it_reports_each_shape_and_changes_nothing(workspace, master, shape, owner_today):
+    built = build(workspace, shape, today=owner_today)
     before = everything(workspace)
     text = doctor()
     assert everything(workspace) == before
@@ -309,20 +300,22 @@ def test_it_reports_each_shape_and_changes_nothing(workspace, master, shape):
         assert "Wiki vault: 4 page(s) (concepts 1, entities 1, sources 2)" in text
 
 
-def test_it_shows_the_context_before_and_after_the_caps(workspace, master):
-    build(workspace, "en", today=clock.today())
-    big_note(workspace, clock.today(), 3_700_000)
+def test_it_shows_the_context_before_and_after_the_caps(workspace, master, owner_today):
+    build(workspace, "en", today=owner_today)
+    big_note(workspace, owner_today, 3_700_000)
     report = json.loads(doctor("--json"))
     (agent,) = [a for a in report["agents"] if a["known"]]
     assert agent["pre_turn_before"] > 3_600_000
     assert agent["pre_turn_after"] <= 30_000
-    today_row = [row for row in agent["prompt"] if row["label"] == f"memory/{clock.today()}.md"]
+    today_row = [row for row in agent["prompt"] if row["label"] == f"memory/{owner_today}.md"]
     assert today_row[0]["chars"] > 3_600_000
     assert "over the cap 20,000: cut with …" in doctor()
 
 
-def test_it_reports_extra_paths_and_a_bad_user_file_setting(workspace, master, settings, tmp_path):
-    build(workspace, "zh", today=clock.today())
+def test_it_reports_extra_paths_and_a_bad_user_file_setting(
+    workspace, master, settings, tmp_path, owner_today
+):
+    build(workspace, "zh", today=owner_today)
     (tmp_path / "team").mkdir()
     settings.MEMORY_EXTRA_PATHS = [str(tmp_path / "team"), str(tmp_path / "missing")]
     settings.MEMORY_USER_FILE = "../outside.md"
@@ -343,8 +336,10 @@ def test_on_this_apps_own_workspace_it_says_so(workspace, master):
     assert "Start-up (make run → memory_init) would create:\n  .memory-locks/" in text
 
 
-def test_after_start_up_the_apps_own_folders_are_not_reported_as_ignored(workspace, master):
-    build(workspace, "vi", today=clock.today())
+def test_after_start_up_the_apps_own_folders_are_not_reported_as_ignored(
+    workspace, master, owner_today
+):
+    build(workspace, "vi", today=owner_today)
     assert ".memory-state/ (derived state, ignored by git)" in doctor()
     call_command("memory_init", stdout=io.StringIO())
     text = doctor()
@@ -353,83 +348,18 @@ def test_after_start_up_the_apps_own_folders_are_not_reported_as_ignored(workspa
     assert ".memory-state/" not in text.split("would create:")[1]
 
 
-# --- test_get_never_writes.py --------------------
-# GETs never write (issue 10.10, house rule): every GET of the API, the management pages,
-# the admin, and every MCP read (resources, read-only tools) leaves the workspace exactly as
-# it was — the same paths, bytes, modes and modification times, and no lock file or folder
-# created. The workspace is one a person wrote by hand and the app never initialised: a
-# hand-written wiki vault without machine blocks, CRLF and BOM files, a note with a byte
-# that is not UTF-8, a hand-kept file in an NFD name, no `.memory-locks/`.
-
-
-def snapshot(home: Path) -> dict[str, tuple]:
-    """Every entry below the home (folders too), with its bytes, mode and mtime."""
-    found = {}
-    for dirpath, dirnames, filenames in os.walk(home):
-        for name in dirnames + filenames:
-            path = Path(dirpath) / name
-            st = os.lstat(path)
-            data = path.read_bytes() if path.is_file() and not path.is_symlink() else b""
-            found[str(path.relative_to(home))] = (st.st_mode, st.st_mtime_ns, data)
-    found["."] = (os.lstat(home).st_mode, os.lstat(home).st_mtime_ns, b"")
-    return found
-
-
-HAND_PAGE = """---
-title: Hạn Eco
-kind: entity
-sources: [note:2026-11-29]
-status: ok
-updated: 2026-11-29
----
-
-Hạn links to [[Minh]] and [[Nowhere]].
-"""
-
-
-MINH_PAGE = """---
-title: Minh
-kind: entity
-sources: [note:2026-11-29]
-updated: 2026-01-01
-questions: [Who is Minh?]
----
-
-The owner.
-"""
+# --- GETs never write ------------------------------------------------------------------
+# GETs never write (a house rule; SPEC §1: nothing the owner keeps is rewritten by
+# reading): every GET of the API, the management pages and the admin leaves the workspace
+# exactly as it was — the same paths, bytes, modes and modification times, and no lock
+# file or folder created (MCP reads: tests/mcp/test_server.py). The workspace is the one
+# of tests/hand_written.py, which the app never initialised.
 
 
 @pytest.fixture
-def hand_written(workspace, master, helper_agent):
+def hand_written(workspace, master, helper_agent, owner_today):
     """A workspace as a person left it (written with plain file calls, never the app)."""
-    from memory.clock import today as owner_today
-
-    today = owner_today()
-    (workspace / "users/owner/facts").mkdir(parents=True, exist_ok=True)
-    (workspace / "users/owner/USER.md").write_bytes(b"\xef\xbb\xbfI am Minh.\r\nHi.\r\n")
-    (workspace / "users/owner/facts/coffee.md").write_text(
-        "---\nname: coffee\ndescription: likes coffee\ntype: preference\nwritten_by: owner\n"
-        "source: web\nupdated: 2026-11-01\n---\n\nBlack.\n"
-    )
-    (workspace / "users/owner/facts/INDEX.md").write_text(
-        "- [coffee](coffee.md) (preference) — likes coffee\n"
-    )
-    (workspace / "MEMORY.md").write_bytes(b"- durable\r\n")
-    (workspace / "memory").mkdir(exist_ok=True)
-    (workspace / "memory" / f"{today.isoformat()}.md").write_bytes(
-        f"# {today.isoformat()}\n\n- 08:00 caf\xe9 latin-1\n".encode("latin-1")
-    )
-    (workspace / "memory/2026-11-29.md").write_text("# 2026-11-29\n\n- 09:00 Minh\n")
-    (workspace / "memory" / unicodedata.normalize("NFD", "sách-đang-đọc.md")).write_text("- Dune\n")
-    (workspace / "memory/wiki/entities").mkdir(parents=True)
-    (workspace / "memory/wiki/entities/han-eco.md").write_text(HAND_PAGE)
-    (workspace / "memory/wiki/entities/minh.md").write_text(MINH_PAGE)
-    (workspace / "agents/helper/memory").mkdir(parents=True, exist_ok=True)
-    (workspace / "agents/helper/memory/2026-11-29.md").write_text("# 2026-11-29\n\n- helped\n")
-    for path in workspace.rglob("*"):
-        if path.is_file():
-            os.chmod(path, 0o644)
-    return workspace
+    return write_hand_written(workspace, owner_today)
 
 
 API_GETS = [
@@ -488,34 +418,28 @@ PAGE_GETS = [
 ]
 
 
-def _today() -> str:
-    from memory.clock import today
-
-    return today().isoformat()
-
-
-def test_no_api_get_writes_to_the_workspace(hand_written, owner_client):
+def test_no_api_get_writes_to_the_workspace(hand_written, owner_client, owner_today):
     before = snapshot(hand_written)
     for url in API_GETS:
-        response = owner_client.get(url.format(today=_today()))
+        response = owner_client.get(url.format(today=owner_today))
         # /healthz is 503 here: no worker has beaten in a test.
         assert response.status_code < 500 or url == "/healthz", (url, response.status_code)
         assert snapshot(hand_written) == before, url
 
 
-def test_no_api_get_of_an_agent_token_writes(hand_written, master_client):
+def test_no_api_get_of_an_agent_token_writes(hand_written, master_client, owner_today):
     before = snapshot(hand_written)
     for url in API_GETS:
-        master_client.get(url.format(today=_today()))
+        master_client.get(url.format(today=owner_today))
         assert snapshot(hand_written) == before, url
 
 
-def test_no_page_or_admin_get_writes_to_the_workspace(hand_written, alice):
+def test_no_page_or_admin_get_writes_to_the_workspace(hand_written, alice, owner_today):
     client = Client()
     client.force_login(alice)
     before = snapshot(hand_written)
     for url in PAGE_GETS:
-        response = client.get(url.format(today=_today()))
+        response = client.get(url.format(today=owner_today))
         assert response.status_code < 500, (url, response.status_code)
         assert snapshot(hand_written) == before, url
 
@@ -532,46 +456,13 @@ def test_the_wiki_report_is_computed_without_writing(hand_written, owner_client)
     assert (hand_written / "memory/wiki/entities/han-eco.md").read_text() == HAND_PAGE
 
 
-def test_no_mcp_read_writes_to_the_workspace(hand_written, master):
-    ApiToken.issue(agent=master)
-    caller = Caller(agent_id="master")
-    before = snapshot(hand_written)
-    nfc = unicodedata.normalize("NFC", "sách-đang-đọc.md")
-    for name, arguments in [
-        ("memory_search", {"query": "minh"}),
-        ("memory_get", {"path": "MEMORY.md"}),
-        ("memory_get", {"path": "memory/2026-11-29.md"}),
-        ("memory_get", {"path": f"memory/{nfc}"}),
-        ("memory_get", {"path": "users/owner/facts/coffee.md"}),
-        ("wiki_get", {"title": "Hạn Eco"}),
-        ("wiki_search", {"query": "minh"}),
-    ]:
-        result = call_tool_now(caller, name, arguments)
-        assert not result.is_error, (name, result.content[0].text)
-        assert snapshot(hand_written) == before, name
-    for uri in [
-        "memory://user/USER.md",
-        "memory://user/facts/INDEX.md",
-        "memory://user/facts/coffee.md",
-        "memory://agents/master/MEMORY.md",
-        "memory://agents/master/memory/2026-11-29.md",
-    ]:
-        read_resource_now(caller, uri)
-        assert snapshot(hand_written) == before, uri
-
-
 def test_the_lock_directory_is_ignored_by_git_after_start_up(workspace, master):
     from django.core.management import call_command
 
     call_command("memory_init")
     assert (workspace / ".memory-locks/.gitignore").read_text() == "*\n"
-    assert len(os.listdir(workspace / ".memory-locks")) == (
-        workspace_module().FILE_STRIPES + workspace_module().GUARD_STRIPES + 1
-    )
-
-
-def workspace_module():
-    return workspace
+    # The pool of lock files is made at start-up (its exact size: tests/memory, prepare()).
+    assert len(os.listdir(workspace / ".memory-locks")) > 1
 
 
 def test_it_treats_missing_files_as_absent_not_errors(owner_client, master, workspace):

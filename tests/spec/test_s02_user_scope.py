@@ -7,15 +7,13 @@ import re
 
 import pytest
 
-from memory import clock, facts
-from memory.workspace import ABSENT, hash_text
-from proposals.models import Proposal
 from tests.helpers import all_at_once
+from tests.spec.steps import ABSENT, proposals, text_hash
 
 PHO = {"description": "Thích phở bò", "type": "preference", "body": "Nói hôm 2026-11-02."}
 
 
-def test_it_shows_user_md_with_the_facts_and_the_index(owner_client, workspace):
+def test_it_shows_user_md_with_the_facts_and_the_index(owner_client, workspace, owner_today):
     assert owner_client.get("/api/memory/user").json() == {
         "body": "",
         "facts": [],
@@ -28,7 +26,7 @@ def test_it_shows_user_md_with_the_facts_and_the_index(owner_client, workspace):
         == 200
     )
     owner_client.put("/api/memory/user/facts/pho", {**PHO, "source": "web"}, format="json")
-    today = clock.today().isoformat()
+    today = owner_today.isoformat()
     assert owner_client.get("/api/memory/user").json() == {
         "body": "Tôi là Minh.\n",
         "facts": [
@@ -45,13 +43,13 @@ def test_it_shows_user_md_with_the_facts_and_the_index(owner_client, workspace):
             }
         ],
         "index": "- [pho](pho.md) (preference) — Thích phở bò\n",
-        "hash": hash_text("Tôi là Minh.\n"),
+        "hash": text_hash("Tôi là Minh.\n"),
         "invalid_utf8": False,
     }
     assert (workspace / "users/owner/USER.md").read_text(encoding="utf-8") == "Tôi là Minh.\n"
 
 
-def test_put_creates_then_updates_a_fact(master_client, workspace):
+def test_put_creates_then_updates_a_fact(master_client, owner_client, workspace):
     created = master_client.put("/api/memory/user/facts/pho", PHO, format="json")
     assert created.status_code == 201
     assert created.json()["written_by"] == "master"
@@ -63,11 +61,13 @@ def test_put_creates_then_updates_a_fact(master_client, workspace):
     )
     assert updated.status_code == 200
     assert updated.json()["description"] == "Thích phở gà"
-    assert facts.get_fact("pho").source == "telegram"
-    assert facts.read_index() == "- [pho](pho.md) (preference) — Thích phở gà\n"
+    [fact] = owner_client.get("/api/memory/user").json()["facts"]
+    assert (fact["name"], fact["source"]) == ("pho", "telegram")
+    index = (workspace / "users/owner/facts/INDEX.md").read_text(encoding="utf-8")
+    assert index == "- [pho](pho.md) (preference) — Thích phở gà\n"
 
 
-def test_a_job_proposes_a_fact_and_writes_nothing(master_client, workspace):
+def test_a_job_proposes_a_fact_and_writes_nothing(master_client, owner_client, workspace):
     response = master_client.put(
         "/api/memory/user/facts/pho", {**PHO, "source": "job:nightly"}, format="json"
     )
@@ -84,7 +84,7 @@ def test_a_job_proposes_a_fact_and_writes_nothing(master_client, workspace):
         "source": "job:nightly",
     }
     assert not (workspace / "users/owner/facts").exists()
-    assert Proposal.objects.get().source == "job:nightly"
+    assert [row["source"] for row in proposals(owner_client)] == ["job:nightly"]
 
 
 def test_a_job_proposes_to_forget_a_fact(owner_client, workspace):
@@ -95,7 +95,7 @@ def test_a_job_proposes_to_forget_a_fact(owner_client, workspace):
     assert response.json()["proposal"]["payload"]["name"] == "pho"
     assert (workspace / "users/owner/facts/pho.md").exists()
     assert owner_client.delete("/api/memory/user/facts/nope?source=job:x").status_code == 404
-    assert Proposal.objects.count() == 1
+    assert len(proposals(owner_client)) == 1
 
 
 def test_delete_forgets_a_fact_when_a_person_is_present(owner_client, workspace):
@@ -128,7 +128,7 @@ def test_bad_facts_are_422_and_nothing_is_written_or_proposed(
     response = owner_client.put(f"/api/memory/user/facts/{name}", body, format="json")
     assert response.status_code == 422, response.content
     assert not (workspace / "users").exists()
-    assert Proposal.objects.count() == 0
+    assert proposals(owner_client) == []
 
 
 def test_a_job_may_not_rewrite_user_md(master_client, workspace):
@@ -187,7 +187,7 @@ def _put_fact(client, name, **overrides):
     return client.put(f"/api/memory/user/facts/{name}", data={**COFFEE, **overrides}, format="json")
 
 
-def test_it_writes_a_fact_with_the_full_frontmatter(owner_client, master, workspace):
+def test_it_writes_a_fact_with_the_full_frontmatter(owner_client, master, workspace, owner_today):
     assert _put_fact(owner_client, "coffee", source="web").status_code in (200, 201)
     text = (workspace / "users/owner/facts/coffee.md").read_text(encoding="utf-8")
     assert text.startswith("---\n")
@@ -205,7 +205,7 @@ def test_it_writes_a_fact_with_the_full_frontmatter(owner_client, master, worksp
     # The exact bytes: the fields in this order, the day quoted, a blank line, the body.
     assert text == (
         "---\nname: coffee\ndescription: likes black coffee\ntype: preference\n"
-        f"written_by: owner\nsource: web\nupdated: '{clock.today().isoformat()}'\n---\n"
+        f"written_by: owner\nsource: web\nupdated: '{owner_today.isoformat()}'\n---\n"
         "\nNo sugar.\n"
     )
 

@@ -1,18 +1,19 @@
-"""`/api/agents/{id}/memory/notes` (SPEC §3, §14.1, §17): listing, reading, writing, and
-note names that try to leave the directory."""
+"""SPEC §3 Agent scope: MEMORY.md, the daily notes and their names (`/api/agents/{id}/memory`,
+`…/memory/notes`: listing, reading, writing, names that try to leave the directory), and
+every other Markdown file a person keeps in memory/."""
 
 from __future__ import annotations
 
 import http.client
+import io
 from urllib.parse import urlsplit
 
 import pytest
+from django.core.management import call_command
 from django.test import Client
 
-from memory import clock, workspace
-from memory.models import ApiToken
-from memory.workspace import hash_text
 from tests.openclaw_workspace import build
+from tests.spec.steps import text_hash
 
 
 def _files(root):
@@ -31,7 +32,7 @@ def test_it_writes_reads_and_lists_notes(owner_client, master, workspace):
         "day": "2026-11-29",
         "name": "2026-11-29.md",
         "body": "# 2026-11-29\n",
-        "hash": hash_text("# 2026-11-29\n"),
+        "hash": text_hash("# 2026-11-29\n"),
         "invalid_utf8": False,
     }
     replaced = owner_client.put(f"{url}/2026-11-29.md", {"body": "- a\n"}, format="json")
@@ -43,7 +44,7 @@ def test_it_writes_reads_and_lists_notes(owner_client, master, workspace):
         "day": "2026-11-29",
         "name": "2026-11-29.md",
         "body": "- a\n",
-        "hash": hash_text("- a\n"),
+        "hash": text_hash("- a\n"),
         "invalid_utf8": False,
     }
     listed = owner_client.get(url).json()["results"]
@@ -101,8 +102,10 @@ def test_bad_names_are_refused_over_real_http(live_server, settings, tmp_path):
     (home / "memory").mkdir(parents=True)
     settings.MY_AGENT_HOME = str(home)
     (tmp_path / "outside.md").write_text("secret\n")
-    user = get_user_model().objects.create_superuser("bob", "b@example.com", "pw-bob-1234")
-    _, key = ApiToken.issue(user=user)
+    get_user_model().objects.create_superuser("bob", "b@example.com", "pw-bob-1234")
+    out = io.StringIO()
+    call_command("memory_token", "owner", stdout=out)  # the key of the only superuser
+    key = out.getvalue().strip()
     before = _files(tmp_path)
     host = urlsplit(live_server.url)
     for name in [*BAD_NAMES, "../../../outside.md", "./../outside.md"]:
@@ -131,15 +134,15 @@ def test_a_put_without_a_body_is_422(owner_client, master, workspace):
     assert not (workspace / "memory/2026-11-30.md").exists()
 
 
-# --- test_memory_files.py --------------------
-# Every Markdown file in memory/ can be found and managed (issue 12.10): a recursive
+# --- every Markdown file in memory/ ----------------------------------------------------
+# Every Markdown file in memory/ can be found and managed (SPEC §3): a recursive
 # listing over the API and on the pages, and each file shown and edited with memory_get's
 # path rules. The workspace is a generated OpenClaw one (tests/openclaw_workspace.py).
 
 
 @pytest.fixture
-def en(workspace, master):
-    return build(workspace, "en", today=clock.today())
+def en(workspace, master, owner_today):
+    return build(workspace, "en", today=owner_today)
 
 
 @pytest.fixture
@@ -170,7 +173,7 @@ def test_the_listing_holds_every_markdown_file_recursively(en, owner_client):
     assert "memory/synced.md" not in by_path
     assert not any(path.endswith(".jpg") for path in by_path)
     # Every path listed reads with memory_get's rules (bytes that are not UTF-8 are the
-    # hardening issue's, 10.6: left out here).
+    # edge tests' in test_s17_errors.py: left out here).
     for row in rows:
         if row["path"] in en.undecodable:
             continue
@@ -219,7 +222,7 @@ def test_another_agents_token_is_403(en, helper_client):
     assert helper_client.get("/api/agents/master/memory/files").status_code == 403
 
 
-def test_the_pages_list_and_edit_the_files(en, pages):
+def test_the_pages_list_and_edit_the_files(en, pages, owner_client):
     listing = pages.get("/manage/memory/agents/master/files/")
     assert listing.status_code == 200
     html = listing.content.decode()
@@ -232,10 +235,10 @@ def test_the_pages_list_and_edit_the_files(en, pages):
     page = pages.get("/manage/memory/agents/master/files/memory/projects.md")
     assert page.status_code == 200
     assert "Garden shed" in page.content.decode()
-    text, text_hash = workspace.read_with_hash("memory/projects.md")
+    got = owner_client.get("/api/agents/master/memory/files/memory/projects.md").json()
     saved = pages.post(
         "/manage/memory/agents/master/files/memory/projects.md",
-        {"body": "# Projects\r\n\r\n- Garden shed (summer)\r\n", "base_hash": text_hash},
+        {"body": "# Projects\r\n\r\n- Garden shed (summer)\r\n", "base_hash": got["hash"]},
     )
     assert saved.status_code == 302
     assert (en.root / "memory/projects.md").read_text() == "# Projects\n\n- Garden shed (summer)\n"
@@ -247,11 +250,11 @@ def test_the_pages_list_and_edit_the_files(en, pages):
     assert pages.get("/manage/memory/agents/master/files/memory/synced.md").status_code == 404
 
 
-def test_the_memory_tab_edits_the_root_user_md_and_names_it(en, pages):
+def test_the_memory_tab_edits_the_root_user_md_and_names_it(en, pages, owner_client):
     html = pages.get("/manage/memory/").content.decode()
     assert '<h1>USER.md <span class="muted"><code>USER.md</code></span></h1>' in html
     assert "Sam Rivera" in html
-    _, user_hash = workspace.read_with_hash("USER.md")
+    user_hash = owner_client.get("/api/memory/user").json()["hash"]
     saved = pages.post("/manage/memory/user/", {"body": "- Name: Sam R.\n", "base_hash": user_hash})
     assert saved.status_code == 302
     assert (en.root / "USER.md").read_text() == "- Name: Sam R.\n"
@@ -317,7 +320,7 @@ def test_it_lists_notes_newest_first_with_day_name_size_modified(owner_client, m
 
 
 def test_it_reads_and_writes_memory_md(owner_client, helper_agent, workspace):
-    empty = {"body": "", "hash": hash_text(""), "invalid_utf8": False}
+    empty = {"body": "", "hash": text_hash(""), "invalid_utf8": False}
     assert owner_client.get("/api/agents/helper/memory").json() == empty
     response = owner_client.put(
         "/api/agents/helper/memory", {"body": "- Owner: Minh\n"}, format="json"
@@ -325,7 +328,7 @@ def test_it_reads_and_writes_memory_md(owner_client, helper_agent, workspace):
     assert response.status_code == 200
     written = {
         "body": "- Owner: Minh\n",
-        "hash": hash_text("- Owner: Minh\n"),
+        "hash": text_hash("- Owner: Minh\n"),
         "invalid_utf8": False,
     }
     assert response.json() == written

@@ -7,8 +7,6 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from memory import clock, notes
-from memory.models import NoteCursor
 from tests.helpers import write_by_hand
 
 
@@ -269,11 +267,9 @@ def test_it_judges_staleness_by_the_owners_day(owner_client, master, workspace, 
 
 
 def test_one_symlinked_daily_note_never_fails_the_prompt_context(
-    owner_client, master, workspace, tmp_path
+    owner_client, master, workspace, tmp_path, owner_today
 ):
-    from memory.clock import today
-
-    day = today().isoformat()
+    day = owner_today.isoformat()
     outside = tmp_path / "elsewhere.md"
     outside.write_text("# secret\n")
     (workspace / "memory").mkdir(exist_ok=True)
@@ -287,19 +283,24 @@ def test_one_symlinked_daily_note_never_fails_the_prompt_context(
     assert preview.status_code == 200
 
 
-def test_it_serves_the_prompt_context_and_moves_the_cursor(owner_client, master, workspace):
-    day = clock.today().isoformat()
+def test_it_serves_the_prompt_context_and_moves_the_cursor(
+    owner_client, master, workspace, owner_today
+):
+    day = owner_today.isoformat()
     (workspace / "MEMORY.md").write_text("- Owner: Minh\n")
-    notes.memory_save(master, "sáng")
+    _save(owner_client, "sáng")
     url = "/api/agents/master/memory/context"
     first = owner_client.get(url, {"conversation": "tg-42"}).json()
     assert first["system"] == "## MEMORY.md\n- Owner: Minh"
     assert first["pre_turn"].startswith(f"## memory/{day}.md\n```markdown\n# {day}\n\n- ")
     assert owner_client.get(url, {"conversation": "tg-42"}).json()["pre_turn"] == ""
-    assert NoteCursor.objects.filter(conversation="tg-42").count() == 1
     # Without a conversation: the preview, nothing recorded.
     assert owner_client.get(url).json()["pre_turn"] == first["pre_turn"]
     group = owner_client.get(url, {"conversation": "g", "chat": "group"}).json()
     assert group == {"system": "", "pre_turn": ""}
     assert owner_client.get(url, {"chat": "public"}).status_code == 422
-    assert NoteCursor.objects.count() == 1
+    # Nothing was recorded for the group turn, nor for the preview: conversation g and a
+    # new one still get the whole block, and tg-42 still nothing new.
+    assert owner_client.get(url, {"conversation": "g"}).json()["pre_turn"] == first["pre_turn"]
+    assert owner_client.get(url, {"conversation": "new"}).json()["pre_turn"] == first["pre_turn"]
+    assert owner_client.get(url, {"conversation": "tg-42"}).json()["pre_turn"] == ""

@@ -4,6 +4,9 @@ the API's contract written once (no app module is imported here)."""
 from __future__ import annotations
 
 import hashlib
+import io
+
+from django.core.management import call_command
 
 # The `hash` of a file the API shows (and takes back as `base_hash`): the sha256 of its text
 # in UTF-8, or "absent" for a file that does not exist.
@@ -34,3 +37,10 @@ def consolidate(client, agent_id: str) -> dict:
     started = client.post(f"/api/agents/{agent_id}/memory/consolidate")
     assert started.status_code == 202, started.content
     return client.get(f"/api/runs/{started.json()['run']['id']}").json()
+
+
+def memory_token(*args: str) -> str:
+    """The key `manage.py memory_token <args>` prints (`"agent", "master", "--job", "x"`)."""
+    out = io.StringIO()
+    call_command("memory_token", *args, stdout=out)
+    return out.getvalue().strip()

@@ -11,12 +11,8 @@ from django.core.management import call_command
 from django.test import Client
 from rest_framework.test import APIClient
 
-from memory import clock, workspace
-from memory import workspace as ws
-from memory.models import ApiToken, hash_token
-from proposals.models import Proposal
 from tests.helpers import all_at_once, call_tool, tool_text
-from tests.proposals.helpers import FACT, owner_fact
+from tests.spec.steps import memory_token, proposals, text_hash
 
 COFFEE = {"description": "likes black coffee", "type": "preference", "body": "No sugar."}
 
@@ -218,8 +214,10 @@ def test_it_folds_unicode_line_breaks_in_memory_save(owner_client, master, works
 # next saved line must still be a line of its own.
 
 
-def test_it_keeps_a_saved_line_separate_after_a_page_edit(owner_client, alice, master, workspace):
-    today = clock.today()
+def test_it_keeps_a_saved_line_separate_after_a_page_edit(
+    owner_client, alice, master, workspace, owner_today
+):
+    today = owner_today
     (workspace / "memory").mkdir(exist_ok=True)
     path = workspace / f"memory/{today}.md"
     path.write_text(f"# {today}\n\n- 01:00 a\n", encoding="utf-8")
@@ -227,7 +225,7 @@ def test_it_keeps_a_saved_line_separate_after_a_page_edit(owner_client, alice, m
     client.force_login(alice)
     edited = client.post(
         f"/manage/memory/agents/master/notes/{today}/",
-        {"body": f"# {today}\r\n\r\n- 01:00 a edited", "base_hash": ws.hash_text(path.read_text())},
+        {"body": f"# {today}\r\n\r\n- 01:00 a edited", "base_hash": text_hash(path.read_text())},
     )
     assert edited.status_code == 302
     owner_client.post(
@@ -257,15 +255,24 @@ def client_for(key: str, **headers) -> APIClient:
 
 @pytest.fixture
 def job_client(master) -> APIClient:
-    _, key = ApiToken.issue(agent=master, job="nightly")
-    return client_for(key)
+    return client_for(memory_token("agent", "master", "--job", "nightly"))
 
 
-def test_memory_token_issues_a_job_token_and_prints_only_its_key(master, capsys):
+def test_memory_token_issues_a_job_token_and_prints_only_its_key(
+    master, helper_agent, owner_client, workspace, capsys
+):
     call_command("memory_token", "agent", "master", "--job", "nightly-42")
     key = capsys.readouterr().out.strip()
-    token = ApiToken.objects.get(key_hash=hash_token(key))
-    assert (token.agent_id, token.job) == ("master", "nightly-42")
+    assert re.fullmatch(r"[0-9a-f]{48}", key)
+    # A token of master (and of no other agent) whose every write is job:nightly-42's.
+    job = client_for(key)
+    assert job.get("/api/agents/master/memory").status_code == 200
+    assert job.get("/api/agents/helper/memory").status_code == 403
+    response = job.put("/api/memory/user/facts/tea", {**TEA_FACT, "source": "chat"}, format="json")
+    assert response.status_code == 202, response.content
+    assert [(row["source"], row["kind"]) for row in proposals(owner_client)] == [
+        ("job:nightly-42", "user_fact")
+    ]
 
 
 @pytest.mark.parametrize("args", [["owner", "--job", "x"], ["agent", "master", "--job", "a b"]])
@@ -277,22 +284,26 @@ def test_memory_token_refuses_a_job_for_the_owner_or_a_bad_job_id(master, args):
 
 
 @pytest.mark.parametrize("said", [{}, {"source": "chat"}, {"source": "telegram"}])
-def test_a_job_tokens_tool_write_is_a_proposal_whatever_is_said(master, workspace, said):
-    _, key = ApiToken.issue(agent=master, job="nightly")
+def test_a_job_tokens_tool_write_is_a_proposal_whatever_is_said(
+    master, owner_client, workspace, said
+):
+    key = memory_token("agent", "master", "--job", "nightly")
     job = client_for(key, HTTP_X_MEMORY_SOURCE="chat")
     response = job.put("/api/memory/user/facts/tea", {**TEA_FACT, **said}, format="json")
     assert response.status_code == 202, response.content
-    assert Proposal.objects.get().source == "job:nightly"
+    assert [row["source"] for row in proposals(owner_client)] == ["job:nightly"]
     assert not (workspace / "users/owner/facts/tea.md").exists()
 
 
-def test_a_job_tokens_memory_md_rewrite_and_lines_are_proposals(job_client, workspace):
+def test_a_job_tokens_memory_md_rewrite_and_lines_are_proposals(
+    job_client, owner_client, workspace
+):
     (workspace / "MEMORY.md").write_text("- old\n")
     put = job_client.put("/api/agents/master/memory", {"body": "- new\n"}, format="json")
     lines = job_client.post("/api/agents/master/memory/lines", {"lines": ["x"]}, format="json")
     assert (put.status_code, lines.status_code) == (202, 202)
     assert (workspace / "MEMORY.md").read_text() == "- old\n"
-    kinds = sorted(Proposal.objects.values_list("kind", flat=True))
+    kinds = sorted(row["kind"] for row in proposals(owner_client))
     assert kinds == ["agent_memory", "memory_rewrite"]
 
 
@@ -303,7 +314,7 @@ def test_a_job_token_may_not_rewrite_user_md(job_client, workspace):
 
 
 def test_an_interactive_token_names_its_channel_in_a_header(master, workspace):
-    _, key = ApiToken.issue(agent=master)
+    key = memory_token("agent", "master")
     client = client_for(key, HTTP_X_MEMORY_SOURCE="telegram")
     response = client.post(
         "/api/agents/master/tools/user_memory_save", {"name": "tea", **TEA_FACT}, format="json"
@@ -312,19 +323,21 @@ def test_an_interactive_token_names_its_channel_in_a_header(master, workspace):
     assert "source: telegram" in (workspace / "users/owner/facts/tea.md").read_text()
 
 
-def test_a_job_statement_in_the_header_makes_an_interactive_write_a_proposal(master, workspace):
-    _, key = ApiToken.issue(agent=master)
+def test_a_job_statement_in_the_header_makes_an_interactive_write_a_proposal(
+    master, owner_client, workspace
+):
+    key = memory_token("agent", "master")
     client = client_for(key, HTTP_X_MEMORY_SOURCE="job:resumed")
     response = client.put(
         "/api/memory/user/facts/tea", {**TEA_FACT, "source": "chat"}, format="json"
     )
     assert response.status_code == 202
-    assert Proposal.objects.get().source == "job:resumed"
+    assert [row["source"] for row in proposals(owner_client)] == ["job:resumed"]
 
 
 @pytest.mark.parametrize("header", ["", "a person", "job:", "Chat"])
 def test_a_bad_source_header_is_422_and_writes_nothing(master, workspace, header):
-    _, key = ApiToken.issue(agent=master)
+    key = memory_token("agent", "master")
     client = client_for(key, HTTP_X_MEMORY_SOURCE=header)
     response = client.post("/api/agents/master/tools/memory_save", {"text": "x"}, format="json")
     assert response.status_code == 422
@@ -355,12 +368,32 @@ def test_the_owner_keeps_stating_source_in_the_body(owner_client, workspace):
 # writes nothing; the owner approves it through the proposals API and then it is written.
 
 
+FACT = "users/owner/facts/coffee.md"
+
+
+def _read(workspace, path: str) -> str | None:
+    file = workspace / path
+    return file.read_text(encoding="utf-8") if file.exists() else None
+
+
+def owner_fact(owner_client, workspace) -> str:
+    """The fact `coffee` as the owner wrote it, on disk now; returns the file's text."""
+    response = owner_client.put(
+        "/api/memory/user/facts/coffee",
+        {"description": "Likes black coffee", "type": "preference", "body": "No sugar.",
+         "source": "web"},
+        format="json",
+    )  # fmt: skip
+    assert response.status_code == 201, response.content
+    return _read(workspace, FACT)
+
+
 def _decide(client, proposal_id: int, approve: bool):
     return client.post(f"/api/memory/proposals/{proposal_id}", {"approve": approve}, format="json")
 
 
 def test_it_turns_a_jobs_fact_put_into_a_proposal_then_writes_it_on_approve(
-    owner_client, master_client
+    owner_client, master_client, workspace
 ):
     response = master_client.put(
         "/api/memory/user/facts/coffee",
@@ -377,18 +410,18 @@ def test_it_turns_a_jobs_fact_put_into_a_proposal_then_writes_it_on_approve(
     proposal = response.json()["proposal"]
     assert proposal["kind"] == "user_fact"
     assert proposal["status"] == "pending"
-    assert workspace.read(FACT) is None
+    assert _read(workspace, FACT) is None
     approved = _decide(owner_client, proposal["id"], True)
     assert approved.status_code == 200
-    assert workspace.read(FACT) == proposal["payload"]["writes"][FACT]
-    assert "source: job:nightly" in workspace.read(FACT)
+    assert _read(workspace, FACT) == proposal["payload"]["writes"][FACT]
+    assert "source: job:nightly" in _read(workspace, FACT)
     assert _decide(owner_client, proposal["id"], True).status_code == 409
 
 
 def test_it_turns_a_jobs_forget_into_a_proposal_and_keeps_the_fact_on_reject(
-    owner_client, master_client
+    owner_client, master_client, workspace
 ):
-    before = owner_fact()
+    before = owner_fact(owner_client, workspace)
 
     response = master_client.delete("/api/memory/user/facts/coffee?source=job:hygiene")
 
@@ -396,16 +429,16 @@ def test_it_turns_a_jobs_forget_into_a_proposal_and_keeps_the_fact_on_reject(
     proposal = response.json()["proposal"]
     assert proposal["kind"] == "user_fact_forget"
     assert proposal["previous_body"] == before
-    assert workspace.read(FACT) == before
+    assert _read(workspace, FACT) == before
     assert _decide(owner_client, proposal["id"], False).status_code == 200
-    assert workspace.read(FACT) == before
+    assert _read(workspace, FACT) == before
     assert _decide(owner_client, proposal["id"], True).status_code == 409
 
 
 def test_it_turns_a_jobs_memory_lines_into_a_proposal_then_appends_on_approve(
-    owner_client, helper_client, helper_agent
+    owner_client, helper_client, helper_agent, workspace
 ):
-    workspace.write("agents/helper/MEMORY.md", "# Memory\n")
+    (workspace / "agents/helper/MEMORY.md").write_text("# Memory\n", encoding="utf-8")
 
     response = helper_client.post(
         "/api/agents/helper/memory/lines",
@@ -417,12 +450,12 @@ def test_it_turns_a_jobs_memory_lines_into_a_proposal_then_appends_on_approve(
     proposal = response.json()["proposal"]
     assert proposal["kind"] == "agent_memory"
     assert proposal["agent"] == "helper"
-    assert workspace.read("agents/helper/MEMORY.md") == "# Memory\n"
+    assert _read(workspace, "agents/helper/MEMORY.md") == "# Memory\n"
     assert _decide(owner_client, proposal["id"], True).status_code == 200
-    assert workspace.read("agents/helper/MEMORY.md") == "# Memory\nStandup is at 09:30\n"
+    assert _read(workspace, "agents/helper/MEMORY.md") == "# Memory\nStandup is at 09:30\n"
     undone = owner_client.post(f"/api/memory/proposals/{proposal['id']}/undo")
     assert undone.status_code == 200
-    assert workspace.read("agents/helper/MEMORY.md") == "# Memory\n"
+    assert _read(workspace, "agents/helper/MEMORY.md") == "# Memory\n"
 
 
 def test_it_counts_pending_proposals_in_stats(owner_client, master_client):
@@ -494,7 +527,9 @@ def test_it_appends_present_memory_lines_on_a_new_line(owner_client, master, wor
     assert "- added" in text.splitlines()
 
 
-def test_an_agent_adds_durable_lines_when_a_person_is_present(helper_client, workspace):
+def test_an_agent_adds_durable_lines_when_a_person_is_present(
+    helper_client, owner_client, workspace
+):
     response = helper_client.post(
         "/api/agents/helper/memory/lines",
         {"lines": ["- Bác sĩ: BS Lan (2026-11-30)"], "source": "telegram"},
@@ -503,10 +538,10 @@ def test_an_agent_adds_durable_lines_when_a_person_is_present(helper_client, wor
     assert response.status_code == 200
     assert response.json() == {"body": "- Bác sĩ: BS Lan (2026-11-30)\n"}
     assert (workspace / "agents/helper/MEMORY.md").read_text() == "- Bác sĩ: BS Lan (2026-11-30)\n"
-    assert Proposal.objects.count() == 0
+    assert proposals(owner_client) == []
 
 
-def test_a_job_proposes_durable_lines_instead(helper_client, workspace):
+def test_a_job_proposes_durable_lines_instead(helper_client, owner_client, workspace):
     (workspace / "agents/helper/MEMORY.md").write_text("- old\n")
     response = helper_client.post(
         "/api/agents/helper/memory/lines",
@@ -522,8 +557,8 @@ def test_a_job_proposes_durable_lines_instead(helper_client, workspace):
     assert proposal["payload"]["lines"] == ["- new line"]
     assert proposal["previous_body"] == "- old\n"
     assert (workspace / "agents/helper/MEMORY.md").read_text() == "- old\n"
-    row = Proposal.objects.get()
-    assert (row.kind, row.source, row.agent_id) == ("agent_memory", "job:nightly", "helper")
+    [row] = proposals(owner_client)
+    assert (row["kind"], row["source"], row["agent"]) == ("agent_memory", "job:nightly", "helper")
 
 
 @pytest.mark.parametrize(
@@ -536,21 +571,21 @@ def test_a_job_proposes_durable_lines_instead(helper_client, workspace):
         {"lines": "ok", "source": "web"},
     ],
 )
-def test_bad_lines_are_422_from_a_job_too(helper_client, workspace, body):
+def test_bad_lines_are_422_from_a_job_too(helper_client, owner_client, workspace, body):
     response = helper_client.post("/api/agents/helper/memory/lines", body, format="json")
     assert response.status_code == 422
-    assert Proposal.objects.count() == 0
+    assert proposals(owner_client) == []
     assert (workspace / "agents/helper/MEMORY.md").read_text() == ""  # as created
 
 
-def test_memory_save_over_rest_appends_to_todays_note(helper_client, workspace):
+def test_memory_save_over_rest_appends_to_todays_note(helper_client, workspace, owner_today):
     response = helper_client.post(
         "/api/agents/helper/memory/save",
         {"text": "Đo huyết áp\n128/82", "source": "telegram"},
         format="json",
     )
     assert response.status_code == 200
-    day = clock.today().isoformat()
+    day = owner_today.isoformat()
     body = response.json()
     assert (body["day"], body["name"]) == (day, f"{day}.md")
     assert body["line"].endswith(" Đo huyết áp 128/82")

@@ -1,4 +1,6 @@
-"""SPEC §5 presence rule and §7 proposals: exactly once, stale base, undo byte for byte."""
+"""SPEC §7 Proposals: a job's write waits for a person (the presence rule of §5); decided
+exactly once (also under concurrent requests), stale base, undo byte for byte, history kept;
+the proposals API."""
 
 from __future__ import annotations
 
@@ -6,12 +8,8 @@ import httpx
 import pytest
 from django.test import Client
 
-from memory import clock, notes, workspace
-from memory.writes import add_memory_lines_or_propose
-from proposals import actions
-from proposals.models import Proposal
 from tests.helpers import all_at_once
-from tests.proposals.helpers import FACT, MEMORY, fact_proposal
+from tests.spec.steps import consolidate, memory_token, proposals
 
 TEA = {"description": "likes tea", "type": "preference", "body": "Green tea."}
 
@@ -199,12 +197,10 @@ def test_it_writes_a_fact_at_once_for_every_present_source(owner_client, master,
     )
 
 
-def test_it_makes_a_proposal_from_the_job_tool_call(master, workspace):
+def test_it_makes_a_proposal_from_the_job_tool_call(master, owner_client, workspace):
     from rest_framework.test import APIClient
 
-    from memory.models import ApiToken
-
-    _, key = ApiToken.issue(agent=master, job="nightly")
+    key = memory_token("agent", "master", "--job", "nightly")
     job = APIClient()
     job.credentials(HTTP_AUTHORIZATION=f"Token {key}", HTTP_X_MEMORY_SOURCE="chat")
     response = job.post(
@@ -214,7 +210,7 @@ def test_it_makes_a_proposal_from_the_job_tool_call(master, workspace):
     assert "result" in response.json()
     assert response.json()["proposal"]["kind"] == "user_fact"
     assert not (workspace / "users/owner/facts/tea.md").exists()
-    assert Proposal.objects.get().source == "job:nightly"
+    assert [row["source"] for row in proposals(owner_client)] == ["job:nightly"]
 
 
 def test_it_lists_pending_by_default_and_everything_with_status_all(
@@ -236,24 +232,22 @@ def test_it_answers_404_to_an_unknown_proposal(owner_client, master, workspace):
 
 
 def test_it_supersedes_an_older_pending_rewrite_with_a_newer_one(
-    owner_client, helper_agent, workspace, fake_llm
+    owner_client, helper_agent, workspace, fake_llm, owner_today, runs_inline
 ):
     """§7 Replaced: a new memory_rewrite supersedes the older pending one; approving it is 409."""
     import os
     import time
 
-    from memory.jobs.nightly import consolidate_agent
-
     memory = workspace / "agents/helper/MEMORY.md"
     memory.write_text("- old (2026-01-01)\n", encoding="utf-8")
-    today = clock.today()
+    today = owner_today
     note = workspace / f"agents/helper/memory/{today}.md"
     ids = []
     for round_ in range(2):
         os.utime(memory, (time.time() - 7200, time.time() - 7200))
         note.write_text(f"# {today}\n- 09:00 x{round_}\n", encoding="utf-8")
         fake_llm.script({"memory": f"- new {round_}\n", "reasons": []}, {"pages": []})
-        assert consolidate_agent(helper_agent, trigger="test").status == "succeeded"
+        assert consolidate(owner_client, "helper")["status"] == "succeeded"
         listed = owner_client.get("/api/memory/proposals", {"status": "all"}).json()
         listed = listed["results"] if isinstance(listed, dict) else listed
         ids = sorted(p["id"] for p in listed if p["kind"] == "memory_rewrite")
@@ -284,7 +278,7 @@ def _proposal(owner_client):
 def test_it_offers_no_delete_over_rest(owner_client, master, workspace):
     pid = _proposal(owner_client)
     assert owner_client.delete(f"/api/memory/proposals/{pid}").status_code in (403, 405)
-    assert Proposal.objects.filter(pk=pid).exists()
+    assert owner_client.get(f"/api/memory/proposals/{pid}").status_code == 200
 
 
 def test_it_offers_no_delete_in_the_admin(owner_client, alice, master, workspace):
@@ -298,28 +292,64 @@ def test_it_offers_no_delete_in_the_admin(owner_client, alice, master, workspace
         {"action": "delete_selected", "_selected_action": [pid], "post": "yes"},
     )
     assert bulk.status_code in (200, 302, 403)
-    assert Proposal.objects.filter(pk=pid).exists()
+    assert owner_client.get(f"/api/memory/proposals/{pid}").status_code == 200
 
 
-# --- test_proposals_api.py --------------------
-# REST: list, read, decide once, undo; owner only.
+# --- the proposals API ------------------------------------------------------------------
+# REST: list, read, decide once, undo; owner only. A job's fact write (master's token,
+# source job:nightly) and a job's lines for helper's MEMORY.md make the proposals.
+
+FACT = "users/owner/facts/coffee.md"
+MEMORY = "agents/helper/MEMORY.md"
+
+
+def fact_proposal(master_client, description: str = "Likes black coffee") -> dict:
+    """A nightly job's `user_fact` proposal for the fact `coffee` (nothing written yet)."""
+    response = master_client.put(
+        "/api/memory/user/facts/coffee",
+        {"description": description, "type": "preference", "body": "No sugar.",
+         "source": "job:nightly"},
+        format="json",
+    )  # fmt: skip
+    assert response.status_code == 202, response.content
+    return response.json()["proposal"]
+
+
+def lines_proposal(helper_client, lines: list[str]) -> dict:
+    """A job's `agent_memory` proposal of lines for helper's MEMORY.md."""
+    response = helper_client.post(
+        "/api/agents/helper/memory/lines", {"lines": lines, "source": "job:1"}, format="json"
+    )
+    assert response.status_code == 202, response.content
+    return response.json()["proposal"]
+
+
+def _read(workspace, path: str) -> str | None:
+    file = workspace / path
+    return file.read_text(encoding="utf-8") if file.exists() else None
+
+
+def _write(workspace, path: str, text: str) -> None:
+    (workspace / path).write_text(text, encoding="utf-8")
 
 
 def rows(page: dict) -> list[dict]:
     return page["results"]
 
 
-def test_it_lists_pending_proposals_by_default(owner_client, helper_agent):
-    pending = fact_proposal()
-    decided = fact_proposal("other")
-    actions.reject(decided, by="alice")
+def test_it_lists_pending_proposals_by_default(
+    owner_client, master_client, helper_client, workspace
+):
+    pending = fact_proposal(master_client)
+    decided = fact_proposal(master_client, "other")
+    _decide(owner_client, decided["id"], approve=False)
 
     response = owner_client.get("/api/memory/proposals")
 
     assert response.status_code == 200
     page = response.json()
     assert (page["count"], page["offset"], page["next"], page["previous"]) == (1, 0, None, None)
-    assert [row["id"] for row in page["results"]] == [pending.pk]
+    assert [row["id"] for row in page["results"]] == [pending["id"]]
     row = page["results"][0]
     for key in ("id", "kind", "status", "agent", "target", "reasons", "payload"):
         assert key in row
@@ -330,133 +360,149 @@ def test_it_lists_pending_proposals_by_default(owner_client, helper_agent):
     assert row["payload"]["writes"][FACT].startswith("---\n")
 
 
-def test_it_lists_all_and_filters_by_status_kind_and_agent(owner_client, helper_agent):
-    fact = fact_proposal()
-    _, lines = add_memory_lines_or_propose(helper_agent, ["x"], source="job:1")
-    actions.reject(fact, by="alice")
+def test_it_lists_all_and_filters_by_status_kind_and_agent(
+    owner_client, master_client, helper_client, workspace
+):
+    fact = fact_proposal(master_client)
+    lines = lines_proposal(helper_client, ["x"])
+    _decide(owner_client, fact["id"], approve=False)
 
     every = rows(owner_client.get("/api/memory/proposals?status=all").json())
     rejected = rows(owner_client.get("/api/memory/proposals?status=rejected").json())
     by_kind = rows(owner_client.get("/api/memory/proposals?status=all&kind=user_fact").json())
     by_agent = rows(owner_client.get("/api/memory/proposals?agent=helper").json())
 
-    assert [row["id"] for row in every] == [lines.pk, fact.pk]
-    assert [row["id"] for row in rejected] == [fact.pk]
-    assert [row["id"] for row in by_kind] == [fact.pk]
-    assert [row["id"] for row in by_agent] == [lines.pk]
+    assert [row["id"] for row in every] == [lines["id"], fact["id"]]
+    assert [row["id"] for row in rejected] == [fact["id"]]
+    assert [row["id"] for row in by_kind] == [fact["id"]]
+    assert [row["id"] for row in by_agent] == [lines["id"]]
     assert by_agent[0]["agent"] == "helper"
     assert owner_client.get("/api/memory/proposals?status=nonsense").status_code == 422
 
 
-def test_it_shows_one_proposal_and_404s_an_unknown_one(owner_client, helper_agent):
-    proposal = fact_proposal()
+def test_it_shows_one_proposal_and_404s_an_unknown_one(
+    owner_client, master_client, helper_client, workspace
+):
+    proposal = fact_proposal(master_client)
 
-    assert owner_client.get(f"/api/memory/proposals/{proposal.pk}").json()["id"] == proposal.pk
+    assert (
+        owner_client.get(f"/api/memory/proposals/{proposal['id']}").json()["id"] == proposal["id"]
+    )
     assert owner_client.get("/api/memory/proposals/999999").status_code == 404
     assert owner_client.post("/api/memory/proposals/999999", {"approve": True}).status_code == 404
 
 
-def test_it_approves_once_then_answers_409(owner_client, alice, helper_agent):
-    proposal = fact_proposal()
+def test_it_approves_once_then_answers_409(owner_client, master_client, helper_client, workspace):
+    proposal = fact_proposal(master_client)
 
     first = owner_client.post(
-        f"/api/memory/proposals/{proposal.pk}", {"approve": True}, format="json"
+        f"/api/memory/proposals/{proposal['id']}", {"approve": True}, format="json"
     )
     second = owner_client.post(
-        f"/api/memory/proposals/{proposal.pk}", {"approve": False}, format="json"
+        f"/api/memory/proposals/{proposal['id']}", {"approve": False}, format="json"
     )
 
     assert first.status_code == 200
     assert first.json()["status"] == "approved"
     assert first.json()["decided_by"] == "alice"
     assert first.json()["decided_at"] is not None
-    assert workspace.read(FACT) == proposal.payload["writes"][FACT]
+    assert _read(workspace, FACT) == proposal["payload"]["writes"][FACT]
     assert second.status_code == 409
     assert second.json()["code"] == "conflict"
 
 
-def test_it_rejects_and_writes_nothing(owner_client, helper_agent):
-    proposal = fact_proposal()
+def test_it_rejects_and_writes_nothing(owner_client, master_client, helper_client, workspace):
+    proposal = fact_proposal(master_client)
 
     response = owner_client.post(
-        f"/api/memory/proposals/{proposal.pk}", {"approve": False}, format="json"
+        f"/api/memory/proposals/{proposal['id']}", {"approve": False}, format="json"
     )
 
     assert response.status_code == 200
     assert response.json()["status"] == "rejected"
-    assert workspace.read(FACT) is None
+    assert _read(workspace, FACT) is None
 
 
-def test_it_answers_422_for_a_decision_without_approve(owner_client, helper_agent):
-    proposal = fact_proposal()
+def test_it_answers_422_for_a_decision_without_approve(
+    owner_client, master_client, helper_client, workspace
+):
+    proposal = fact_proposal(master_client)
 
-    response = owner_client.post(f"/api/memory/proposals/{proposal.pk}", {}, format="json")
+    response = owner_client.post(f"/api/memory/proposals/{proposal['id']}", {}, format="json")
 
     assert response.status_code == 422
-    proposal.refresh_from_db()
-    assert proposal.status == "pending"
+    assert owner_client.get(f"/api/memory/proposals/{proposal['id']}").json()["status"] == (
+        "pending"
+    )
 
 
-def test_it_answers_409_and_supersedes_on_a_stale_base(owner_client, helper_agent):
-    workspace.write(MEMORY, "old\n")
-    _, proposal = add_memory_lines_or_propose(helper_agent, ["new"], source="job:1")
-    workspace.write(MEMORY, "hand edit\n")
+def test_it_answers_409_and_supersedes_on_a_stale_base(
+    owner_client, master_client, helper_client, workspace
+):
+    _write(workspace, MEMORY, "old\n")
+    proposal = lines_proposal(helper_client, ["new"])
+    _write(workspace, MEMORY, "hand edit\n")
 
     response = owner_client.post(
-        f"/api/memory/proposals/{proposal.pk}", {"approve": True}, format="json"
+        f"/api/memory/proposals/{proposal['id']}", {"approve": True}, format="json"
     )
 
     assert response.status_code == 409
     assert response.json()["status"] == "superseded"
-    assert workspace.read(MEMORY) == "hand edit\n"
-    assert owner_client.get(f"/api/memory/proposals/{proposal.pk}").json()["status"] == (
+    assert _read(workspace, MEMORY) == "hand edit\n"
+    assert owner_client.get(f"/api/memory/proposals/{proposal['id']}").json()["status"] == (
         "superseded"
     )
 
 
-def test_it_undoes_over_rest_once(owner_client, helper_agent):
-    workspace.write(MEMORY, "old\n")
-    _, proposal = add_memory_lines_or_propose(helper_agent, ["new"], source="job:1")
-    owner_client.post(f"/api/memory/proposals/{proposal.pk}", {"approve": True}, format="json")
-    assert workspace.read(MEMORY) == "old\nnew\n"
+def test_it_undoes_over_rest_once(owner_client, master_client, helper_client, workspace):
+    _write(workspace, MEMORY, "old\n")
+    proposal = lines_proposal(helper_client, ["new"])
+    owner_client.post(f"/api/memory/proposals/{proposal['id']}", {"approve": True}, format="json")
+    assert _read(workspace, MEMORY) == "old\nnew\n"
 
-    first = owner_client.post(f"/api/memory/proposals/{proposal.pk}/undo")
-    second = owner_client.post(f"/api/memory/proposals/{proposal.pk}/undo")
+    first = owner_client.post(f"/api/memory/proposals/{proposal['id']}/undo")
+    second = owner_client.post(f"/api/memory/proposals/{proposal['id']}/undo")
 
     assert first.status_code == 200
     assert first.json()["undone_by"] == "alice"
     assert first.json()["undone_at"] is not None
-    assert workspace.read(MEMORY) == "old\n"
+    assert _read(workspace, MEMORY) == "old\n"
     assert second.status_code == 409
 
 
-def test_it_refuses_an_undo_after_a_later_change_over_rest(owner_client, helper_agent):
-    workspace.write(MEMORY, "old\n")
-    _, proposal = add_memory_lines_or_propose(helper_agent, ["new"], source="job:1")
-    owner_client.post(f"/api/memory/proposals/{proposal.pk}", {"approve": True}, format="json")
-    workspace.write(MEMORY, "changed later\n")
+def test_it_refuses_an_undo_after_a_later_change_over_rest(
+    owner_client, master_client, helper_client, workspace
+):
+    _write(workspace, MEMORY, "old\n")
+    proposal = lines_proposal(helper_client, ["new"])
+    owner_client.post(f"/api/memory/proposals/{proposal['id']}", {"approve": True}, format="json")
+    _write(workspace, MEMORY, "changed later\n")
 
-    response = owner_client.post(f"/api/memory/proposals/{proposal.pk}/undo")
+    response = owner_client.post(f"/api/memory/proposals/{proposal['id']}/undo")
 
     assert response.status_code == 409
-    assert workspace.read(MEMORY) == "changed later\n"
+    assert _read(workspace, MEMORY) == "changed later\n"
 
 
-def test_it_refuses_agents_and_strangers(helper_client, master_client, anon_client, helper_agent):
-    _, proposal = add_memory_lines_or_propose(helper_agent, ["new"], source="job:1")
+def test_it_refuses_agents_and_strangers(
+    helper_client, master_client, anon_client, owner_client, workspace
+):
+    proposal = lines_proposal(helper_client, ["new"])
 
     for client in (helper_client, master_client):
         assert client.get("/api/memory/proposals").status_code == 403
-        assert client.get(f"/api/memory/proposals/{proposal.pk}").status_code == 403
+        assert client.get(f"/api/memory/proposals/{proposal['id']}").status_code == 403
         decided = client.post(
-            f"/api/memory/proposals/{proposal.pk}", {"approve": True}, format="json"
+            f"/api/memory/proposals/{proposal['id']}", {"approve": True}, format="json"
         )
         assert decided.status_code == 403
-        assert client.post(f"/api/memory/proposals/{proposal.pk}/undo").status_code == 403
+        assert client.post(f"/api/memory/proposals/{proposal['id']}/undo").status_code == 403
     assert anon_client.get("/api/memory/proposals").status_code in (401, 403)
-    proposal.refresh_from_db()
-    assert proposal.status == "pending"
-    assert workspace.read(MEMORY) == ""  # as the agent was created: empty
+    assert owner_client.get(f"/api/memory/proposals/{proposal['id']}").json()["status"] == (
+        "pending"
+    )
+    assert _read(workspace, MEMORY) == ""  # as the agent was created: empty
 
 
 # The live server's listen backlog is small (socketserver's request_queue_size): more
@@ -517,11 +563,15 @@ def test_it_supersedes_an_agent_memory_proposal_when_memory_md_changed(
     assert (workspace / "MEMORY.md").read_text(encoding="utf-8") == "- owner rewrote it\n"
 
 
+def _save_note(client, text):
+    return client.post("/api/agents/master/tools/memory_save", data={"text": text}, format="json")
+
+
 def test_stats_count_pending_proposals(owner_client, helper_client, master, workspace):
     helper_client.post(
         "/api/agents/helper/memory/lines", {"lines": ["- x"], "source": "job:1"}, format="json"
     )
-    notes.memory_save(master, "a")
+    assert _save_note(owner_client, "a").status_code == 200
     response = owner_client.get("/api/stats")
     assert response.status_code == 200
     assert response.json() == {"pending_proposals": 1, "agents": 2, "facts": 0, "notes": 1}

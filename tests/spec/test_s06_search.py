@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from memory import facts
 from tests.helpers import write_by_hand
 
 
@@ -241,19 +240,17 @@ def put(home: Path, rel: str, body: str, *, mtime: int) -> None:
     os.utime(path, (mtime, mtime))
 
 
-def fact(name: str, description: str, body: str) -> None:
-    facts.save_fact(
-        name,
-        description=description,
-        type="reference",
-        body=body,
-        written_by="owner",
-        source="chat",
+def fact(client, name: str, description: str, body: str) -> None:
+    response = client.put(
+        f"/api/memory/user/facts/{name}",
+        {"description": description, "type": "reference", "body": body, "source": "chat"},
+        format="json",
     )
+    assert response.status_code in (200, 201), response.content
 
 
 @pytest.fixture
-def memories(master, helper_agent, workspace):
+def memories(master, helper_agent, workspace, owner_client):
     """Three `melon` entries for master, three for helper, two facts; master's files are
     the newest, so a plain ranking by recency would list all of master's first."""
     put(workspace, "memory/2026-01-03.md", "- melon m1\n- melon m2\n- melon m3\n", mtime=OLD + 300)
@@ -263,8 +260,8 @@ def memories(master, helper_agent, workspace):
         "- melon h1\n- melon h2\n- melon h3\n",
         mtime=OLD + 200,
     )
-    fact("melon-a", "melon fact a", "body a")
-    fact("melon-b", "melon fact b", "body b")
+    fact(owner_client, "melon-a", "melon fact a", "body a")
+    fact(owner_client, "melon-b", "melon fact b", "body b")
     for name in ("melon-a", "melon-b"):
         path = workspace / f"users/owner/facts/{name}.md"
         os.utime(path, (OLD + 100, OLD + 100))

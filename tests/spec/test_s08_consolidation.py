@@ -9,13 +9,12 @@ import stat
 import pytest
 
 from tests.spec.shapes import RUN_KEYS
+from tests.spec.steps import consolidate
 
 
 @pytest.fixture
-def latin1(workspace, master):
+def latin1(workspace, master, owner_today):
     """A hand-edited fact, USER.md, MEMORY.md and today's note, each with a latin-1 byte."""
-    from memory.clock import today
-
     (workspace / "users/owner/facts").mkdir(parents=True, exist_ok=True)
     (workspace / "users/owner/USER.md").write_bytes(b"Caf\xe9 owner\n")
     (workspace / "users/owner/facts/cafe.md").write_bytes(
@@ -23,34 +22,32 @@ def latin1(workspace, master):
         b"source: web\nupdated: 2026-11-01\n---\n\nNo sugar \xe9.\n"
     )
     (workspace / "MEMORY.md").write_bytes(b"- likes caf\xe9\n")
-    day = today().isoformat()
+    day = owner_today.isoformat()
     (workspace / "memory").mkdir(exist_ok=True)
     (workspace / "memory" / f"{day}.md").write_bytes(f"# {day}\n\n- 08:00 caf".encode() + b"\xe9\n")
     return day
 
 
 def test_a_consolidation_names_the_note_it_could_not_read_and_goes_on(
-    latin1, workspace, master, fake_llm
+    latin1, workspace, master, owner_client, fake_llm, runs_inline
 ):
-    from memory.jobs.nightly import consolidate_agent
-
     (workspace / "MEMORY.md").write_text("- likes coffee\n")
     (workspace / "memory/2026-01-01.md").write_text("# 2026-01-01\n\n- 08:00 readable\n")
     fake_llm.script({"memory": "- likes coffee\n- readable\n", "reasons": []}, {"proposals": []})
-    run = consolidate_agent(master, trigger="test")
-    assert run.status == "succeeded", run.summary
-    assert f"left out memory/{latin1}.md: it has bytes that are not UTF-8 text" in run.reasons
+    run = consolidate(owner_client, "master")
+    assert run["status"] == "succeeded", run["summary"]
+    assert f"left out memory/{latin1}.md: it has bytes that are not UTF-8 text" in run["reasons"]
     # The model read the readable note and not the other.
     prompt = fake_llm.prompts()[0]
     assert "readable" in prompt and "08:00 caf" not in prompt
 
 
-def test_a_consolidation_refuses_a_memory_md_that_is_not_utf8(latin1, master, fake_llm):
-    from memory.jobs.nightly import consolidate_agent
-
-    run = consolidate_agent(master, trigger="test")
-    assert run.status == "failed"
-    assert "MEMORY.md has bytes that are not UTF-8" in run.summary
+def test_a_consolidation_refuses_a_memory_md_that_is_not_utf8(
+    latin1, master, owner_client, fake_llm, runs_inline
+):
+    run = consolidate(owner_client, "master")
+    assert run["status"] == "failed"
+    assert "MEMORY.md has bytes that are not UTF-8" in run["summary"]
     assert fake_llm.prompts() == []
 
 

@@ -440,10 +440,8 @@ def _disk(home: Path) -> dict[str, bytes]:
 
 
 @pytest.fixture
-def latin1(workspace, master):
+def latin1(workspace, master, owner_today):
     """A hand-edited fact, USER.md, MEMORY.md and today's note, each with a latin-1 byte."""
-    from memory.clock import today
-
     (workspace / "users/owner/facts").mkdir(parents=True, exist_ok=True)
     (workspace / "users/owner/USER.md").write_bytes(b"Caf\xe9 owner\n")
     (workspace / "users/owner/facts/cafe.md").write_bytes(
@@ -451,7 +449,7 @@ def latin1(workspace, master):
         b"source: web\nupdated: 2026-11-01\n---\n\nNo sugar \xe9.\n"
     )
     (workspace / "MEMORY.md").write_bytes(b"- likes caf\xe9\n")
-    day = today().isoformat()
+    day = owner_today.isoformat()
     (workspace / "memory").mkdir(exist_ok=True)
     (workspace / "memory" / f"{day}.md").write_bytes(f"# {day}\n\n- 08:00 caf".encode() + b"\xe9\n")
     return day

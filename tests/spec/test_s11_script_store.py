@@ -1,35 +1,18 @@
-"""The script store over REST (SPEC §11, §14.1) and its Python API."""
+"""SPEC §11 Script store, over REST (§14.1): put, get, list and delete entries by schedule
+and by conversation, any JSON value, each agent only its own (the Python helper scripts use:
+tests/memory/test_scripts.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from memory import scripts
-from memory.errors import InvalidInput
-from memory.models import ScriptEntry
-
 URL = "/api/agents/{agent}/script-store"
 
 
-def test_it_stores_and_loads_through_the_bound_helper(master):
-    kv = scripts.ScriptStore(master, schedule="morning")
-    assert kv.load("last") is None
-    kv.store("last", {"day": "2026-11-30", "count": 3})
-    assert kv.load("last") == {"day": "2026-11-30", "count": 3}
-    kv.store("last", [1, 2])
-    assert ScriptEntry.objects.get(agent=master, scope="schedule", scope_id="morning").value == [
-        1,
-        2,
-    ]
-    other = scripts.ScriptStore(master, conversation="morning")
-    assert other.load("last", "nothing") == "nothing"
-
-
-def test_it_refuses_a_helper_bound_to_both_or_neither(master):
-    with pytest.raises(InvalidInput):
-        scripts.ScriptStore(master)
-    with pytest.raises(InvalidInput):
-        scripts.ScriptStore(master, schedule="a", conversation="b")
+def _entries(owner_client, agent: str = "master") -> list[tuple]:
+    """(scope, scope_id, key, value) of every entry of the agent's store."""
+    rows = owner_client.get(URL.format(agent=agent)).json()["results"]
+    return [(row["scope"], row["scope_id"], row["key"], row["value"]) for row in rows]
 
 
 def test_it_puts_gets_lists_and_deletes_an_entry(owner_client, master):
@@ -37,7 +20,9 @@ def test_it_puts_gets_lists_and_deletes_an_entry(owner_client, master):
     response = owner_client.put(url, {"value": {"at": "07:00", "ok": True}}, format="json")
     assert response.status_code == 200
     assert response.json()["value"] == {"at": "07:00", "ok": True}
-    assert ScriptEntry.objects.get(key="last_sent").value == {"at": "07:00", "ok": True}
+    assert _entries(owner_client) == [
+        ("schedule", "bulletin", "last_sent", {"at": "07:00", "ok": True})
+    ]
 
     got = owner_client.get(url).json()
     assert (got["scope"], got["scope_id"], got["key"]) == ("schedule", "bulletin", "last_sent")
@@ -57,19 +42,21 @@ def test_it_puts_gets_lists_and_deletes_an_entry(owner_client, master):
     assert [e["key"] for e in only] == ["draft"]
 
     assert owner_client.delete(url).status_code == 204
-    assert not ScriptEntry.objects.filter(key="last_sent").exists()
+    assert [key for _, _, key, _ in _entries(owner_client)] == ["draft"]
     assert owner_client.delete(url).status_code == 404
     assert owner_client.get(url).status_code == 404
 
 
-def test_it_lets_an_agent_token_reach_only_its_own_store(master_client, helper_client, master):
+def test_it_lets_an_agent_token_reach_only_its_own_store(
+    master_client, helper_client, owner_client, master
+):
     url = URL.format(agent="master") + "/schedule/s/k"
     assert master_client.put(url, {"value": 1}, format="json").status_code == 200
     assert helper_client.get(url).status_code == 403
     assert helper_client.put(url, {"value": 2}, format="json").status_code == 403
     assert helper_client.delete(url).status_code == 403
     assert helper_client.get(URL.format(agent="master")).status_code == 403
-    assert ScriptEntry.objects.get(key="k").value == 1
+    assert _entries(owner_client) == [("schedule", "s", "k", 1)]
     assert (
         helper_client.put(
             URL.format(agent="helper") + "/schedule/s/k", {"value": 3}, format="json"
@@ -79,12 +66,12 @@ def test_it_lets_an_agent_token_reach_only_its_own_store(master_client, helper_c
     assert master_client.get(URL.format(agent="master")).json()["results"][0]["value"] == 1
 
 
-def test_it_refuses_anonymous_callers(anon_client, master):
+def test_it_refuses_anonymous_callers(anon_client, owner_client, master):
     assert anon_client.get(URL.format(agent="master")).status_code in (401, 403)
     assert anon_client.put(
         URL.format(agent="master") + "/schedule/s/k", {"value": 1}, format="json"
     ).status_code in (401, 403)
-    assert not ScriptEntry.objects.exists()
+    assert _entries(owner_client) == []
 
 
 def test_it_answers_422_for_a_bad_scope_or_a_missing_value(owner_client, master):
@@ -95,7 +82,7 @@ def test_it_answers_422_for_a_bad_scope_or_a_missing_value(owner_client, master)
         URL.format(agent="master") + "/schedule/s/k", {"other": 1}, format="json"
     )
     assert missing.status_code == 422
-    assert not ScriptEntry.objects.exists()
+    assert _entries(owner_client) == []
 
 
 def test_it_answers_404_for_an_unknown_agent(owner_client, master):

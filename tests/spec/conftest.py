@@ -8,6 +8,7 @@ incremental graph) live in tests/<app>/."""
 
 from __future__ import annotations
 
+import datetime as dt
 import io
 from pathlib import Path
 
@@ -48,5 +49,24 @@ def token_client(db):
         client = APIClient()
         client.credentials(HTTP_AUTHORIZATION=f"Token {out.getvalue().strip()}")
         return client
+
+    return make
+
+
+@pytest.fixture
+def record_run(db):
+    """`record_run("master", "compile", "failed", minutes=2)`: a finished run in Activity
+    started `minutes` after now, as a worker would have left it; returns its id. (No
+    request makes a run of a chosen kind and outcome: this is the harness's.)"""
+    from django.utils import timezone
+
+    from memory.models import Run
+
+    now = timezone.now()
+
+    def make(agent_id: str, kind: str, status: str, *, minutes: int = 0) -> int:
+        run = Run.objects.create(agent_id=agent_id, kind=kind, status=status)
+        Run.objects.filter(pk=run.pk).update(started_at=now + dt.timedelta(minutes=minutes))
+        return run.pk
 
     return make

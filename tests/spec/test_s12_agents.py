@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 
 import pytest
 
-from memory.models import Agent
 from tests.spec.shapes import RUN_KEYS
+from tests.spec.steps import agent
 
 AGENT_FIELDS = {"id", "name", "is_default", "autonomous", "memory_consolidate"}
 
@@ -54,14 +53,14 @@ def test_the_owner_creates_an_agent_with_its_directories(owner_client, master, w
         "memory_consolidate": "0 3 * * *",
     }
     assert (workspace / "agents/health/memory").is_dir()
-    agent = Agent.objects.get(pk="health")
-    assert (agent.name, agent.is_default, agent.autonomous) == ("Sức khoẻ", False, True)
+    health = agent(owner_client, "health")
+    assert (health["name"], health["is_default"], health["autonomous"]) == ("Sức khoẻ", False, True)
 
 
 def test_creating_an_existing_agent_is_a_conflict(owner_client, helper_agent):
     response = owner_client.post("/api/agents", {"id": "helper", "name": "X"}, format="json")
     assert response.status_code == 409
-    assert Agent.objects.get(pk="helper").name == "Helper"
+    assert agent(owner_client, "helper")["name"] == "Helper"
 
 
 @pytest.mark.parametrize(
@@ -78,16 +77,18 @@ def test_creating_an_existing_agent_is_a_conflict(owner_client, helper_agent):
 def test_it_refuses_a_bad_agent(owner_client, master, workspace, body):
     response = owner_client.post("/api/agents", body, format="json")
     assert response.status_code == 422
-    assert Agent.objects.count() == 1
+    assert owner_client.get("/api/agents").json()["count"] == 1
     assert not (workspace / "agents").exists()
 
 
-def test_only_the_owner_creates_or_edits_agents(master_client, helper_agent, workspace):
+def test_only_the_owner_creates_or_edits_agents(
+    master_client, helper_agent, workspace, owner_client
+):
     assert master_client.post("/api/agents", {"id": "x", "name": "X"}).status_code == 403
     assert (
         master_client.patch("/api/agents/master", {"name": "Me"}, format="json").status_code == 403
     )
-    assert Agent.objects.get(pk="master").name != "Me"
+    assert agent(owner_client, "master")["name"] != "Me"
 
 
 def test_the_owner_edits_an_agent_but_never_its_id(owner_client, helper_agent):
@@ -99,8 +100,8 @@ def test_the_owner_edits_an_agent_but_never_its_id(owner_client, helper_agent):
     assert response.status_code == 200
     assert response.json()["id"] == "helper"
     assert response.json()["name"] == "Trợ lý"
-    assert Agent.objects.get(pk="helper").autonomous is True
-    assert not Agent.objects.filter(pk="renamed").exists()
+    assert agent(owner_client, "helper")["autonomous"] is True
+    assert agent(owner_client, "renamed") is None
     assert owner_client.patch("/api/agents/nobody", {"name": "x"}).status_code == 404
 
 
@@ -116,21 +117,13 @@ def test_it_refuses_a_six_field_cron_that_the_schedule_could_not_use(owner_clien
         format="json",
     )
     assert response.status_code == 422
-    assert not Agent.objects.filter(pk="night").exists()
+    assert agent(owner_client, "night") is None
 
 
-# --- test_concurrency_http.py --------------------
-# SPEC §7 and §1 over real HTTP (live_server, threads): undo happens once; concurrent
-# memory_save calls lose nothing; concurrent fact writes keep INDEX.md whole.
-
-
-@pytest.mark.django_db
-def test_it_has_the_default_master_agent_after_migrate():
-    from memory.models import Agent
-
-    master = Agent.objects.get(id="master")
-    assert master.is_default is True
-    assert Agent.objects.filter(is_default=True).count() == 1
+def test_it_has_the_default_master_agent_after_migrate(owner_client):
+    assert agent(owner_client, "master")["is_default"] is True
+    rows = owner_client.get("/api/agents").json()["results"]
+    assert [row["id"] for row in rows if row["is_default"]] == ["master"]
 
 
 @pytest.mark.parametrize("cron", ["0 0 31 2 *", "0 0 30 2 *"])
@@ -142,41 +135,31 @@ def test_a_cron_that_never_fires_is_422_and_nothing_is_saved(owner_client, maste
     response = owner_client.patch("/api/agents/master", {"memory_consolidate": cron})
     assert response.status_code == 422, response.content
     assert "never fires" in json.dumps(response.json())
-    master.refresh_from_db()
-    assert master.memory_consolidate == "0 3 * * *"
+    assert agent(owner_client, "master")["memory_consolidate"] == "0 3 * * *"
     schedule.refresh_from_db()
     assert schedule.cron == "0 3 * * *"
     created = owner_client.post(
         "/api/agents", {"id": "night", "name": "N", "memory_consolidate": cron}
     )
     assert created.status_code == 422
-    assert not Agent.objects.filter(pk="night").exists()
+    assert agent(owner_client, "night") is None
 
 
 def test_an_agent_id_with_a_trailing_newline_is_422_not_trimmed(owner_client, workspace):
     response = owner_client.post("/api/agents", {"id": "scout\n", "name": "Scout"})
     assert response.status_code == 422, response.content
-    assert not Agent.objects.filter(pk="scout").exists()
+    assert agent(owner_client, "scout") is None
     assert not (workspace / "agents/scout").exists()
 
 
-def test_it_lists_runs_newest_first_and_filters(owner_client, master, helper_agent, workspace):
-    from django.utils import timezone
-
-    from memory.models import Run
-
-    now = timezone.now()
-    made = []
-    for i, (agent, kind, status) in enumerate(
-        [
-            (master, "consolidate", "succeeded"),
-            (helper_agent, "compile", "failed"),
-            (master, "fact_review", "skipped"),
-        ]
-    ):
-        run = Run.objects.create(agent=agent, kind=kind, status=status)
-        Run.objects.filter(pk=run.pk).update(started_at=now + dt.timedelta(minutes=i))
-        made.append(run.pk)
+def test_it_lists_runs_newest_first_and_filters(
+    owner_client, master, helper_agent, workspace, record_run
+):
+    made = [
+        record_run("master", "consolidate", "succeeded", minutes=0),
+        record_run("helper", "compile", "failed", minutes=1),
+        record_run("master", "fact_review", "skipped", minutes=2),
+    ]
 
     def ids(**params):
         data = owner_client.get("/api/runs", params).json()

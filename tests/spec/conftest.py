@@ -64,8 +64,8 @@ def record_run(db):
 
     now = timezone.now()
 
-    def make(agent_id: str, kind: str, status: str, *, minutes: int = 0) -> int:
-        run = Run.objects.create(agent_id=agent_id, kind=kind, status=status)
+    def make(agent_id: str, kind: str, status: str, *, minutes: int = 0, summary: str = "") -> int:
+        run = Run.objects.create(agent_id=agent_id, kind=kind, status=status, summary=summary)
         Run.objects.filter(pk=run.pk).update(started_at=now + dt.timedelta(minutes=minutes))
         return run.pk
 

@@ -14,10 +14,6 @@ from django.core.management import CommandError, call_command
 from django.urls import URLPattern, URLResolver, get_resolver
 from rest_framework.test import APIClient
 
-from memory import clock
-from memory.models import ApiToken, Run
-from memory.writes import add_memory_lines_or_propose
-
 
 def _rows(data):
     return data["results"] if isinstance(data, dict) and "results" in data else data
@@ -206,8 +202,8 @@ def test_it_prints_only_the_key_from_memory_token(alice, master, workspace):
         assert len(lines) == 1 and " " not in lines[0] and len(lines[0]) >= 20
 
 
-# --- test_api_pagination.py --------------------
-# Every list of the API is a page (issue 14): `{"count", "next", "previous", "offset",
+# --- pages ----------------------------------------------------------------------------
+# Every list of the API is a page: `{"count", "next", "previous", "offset",
 # "limit", "results"}` chosen with `?limit=&offset=`; a limit that is not a number is 422.
 
 
@@ -230,10 +226,13 @@ def test_it_pages_the_notes_of_an_agent_with_counts(owner_client, master, worksp
     assert "offset" not in (second["previous"] or "offset")  # back to the first page
 
 
-def test_it_pages_runs_proposals_and_agents(owner_client, master, helper_agent, workspace):
+def test_it_pages_runs_proposals_and_agents(
+    owner_client, master_client, helper_agent, workspace, record_run
+):
     for n in range(7):
-        Run.objects.create(agent=master, kind="consolidate", status="skipped", summary=str(n))
-        add_memory_lines_or_propose(master, [f"line {n}"], source="job:nightly")
+        record_run("master", "consolidate", "skipped", minutes=n, summary=str(n))
+        lines = {"lines": [f"line {n}"], "source": "job:nightly"}
+        assert master_client.post("/api/agents/master/memory/lines", lines).status_code == 202
 
     runs = owner_client.get("/api/runs", {"limit": 3, "offset": 3}).json()
     assert runs["count"] == 7 and len(runs["results"]) == 3
@@ -390,12 +389,6 @@ def test_an_unknown_token_is_401_or_403(seeded):
     assert client.get("/api/agents/master/memory").status_code in (401, 403)
 
 
-def test_tokens_are_stored_hashed(master):
-    _, key = ApiToken.issue(agent=master)
-    assert not ApiToken.objects.filter(key_hash=key).exists()
-    assert key not in str(list(ApiToken.objects.values_list("key_hash", flat=True)))
-
-
 def _token(*args) -> str:
     out = io.StringIO()
     call_command("memory_token", *args, stdout=out)
@@ -412,10 +405,15 @@ def test_memory_token_owner_prints_only_a_working_key(master, workspace):
     assert client.post("/api/agents", {"id": "x", "name": "X"}).status_code == 201
 
 
-def test_memory_token_owner_uses_the_existing_superuser(alice, master):
-    _token("owner")
-    assert ApiToken.objects.get().user == alice
+def test_memory_token_owner_uses_the_existing_superuser(alice, master, workspace):
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {_token('owner').strip()}")
     assert not get_user_model().objects.filter(username="owner").exists()
+    # The key is alice's: a decision made with it is hers.
+    fact = {"description": "d", "type": "preference", "body": "", "source": "job:x"}
+    proposal = client.put("/api/memory/user/facts/tea", fact).json()["proposal"]
+    decided = client.post(f"/api/memory/proposals/{proposal['id']}", {"approve": False})
+    assert decided.json()["decided_by"] == "alice"
 
 
 def test_memory_token_agent_prints_a_key_for_that_agent_only(master, helper_agent, workspace):
@@ -434,7 +432,7 @@ def test_memory_token_agent_needs_a_known_agent(master):
         _token("agent")
 
 
-# --- test_symlinks_between_agents.py --------------------
+# --- links between agents -------------------------------------------------------------
 # SPEC §14 (an agent token reaches only its own agent's memory) and §5 (memory_get refuses
 # "a symlink out"): a link inside one agent's dir that points at another agent's file must not
 # become a way to read or write that file. memory_get already refuses it; the other paths must
@@ -445,9 +443,9 @@ SECRET = "topsecret master memory\n"
 
 
 @pytest.fixture
-def linked(master, helper_agent, workspace):
+def linked(master, helper_agent, workspace, owner_today):
     (workspace / "MEMORY.md").write_text(SECRET, encoding="utf-8")
-    today = clock.today()
+    today = owner_today
     os.symlink(workspace / "MEMORY.md", workspace / f"agents/helper/memory/{today}.md")
     return today
 
@@ -480,13 +478,12 @@ def test_it_never_reads_another_agents_file_through_a_link(helper_client, worksp
 def test_stats_for_an_agent_token_count_only_its_agent(
     owner_client, helper_client, master, helper_agent
 ):
-    from memory import writes
-
     owner_client.post("/api/agents/master/memory/save", {"text": "m"})
     owner_client.post("/api/agents/helper/memory/save", {"text": "h"})
     owner_client.put("/api/agents/helper/memory/notes/2026-01-01", {"body": "x\n"})
-    writes.add_memory_lines_or_propose(master, ["for master"], source="job:a")
-    writes.add_memory_lines_or_propose(helper_agent, ["for helper"], source="job:b")
+    for agent_id, source in (("master", "job:a"), ("helper", "job:b")):
+        lines = {"lines": [f"for {agent_id}"], "source": source}
+        assert owner_client.post(f"/api/agents/{agent_id}/memory/lines", lines).status_code == 202
     everyone = owner_client.get("/api/stats").json()
     assert everyone["agents"] == 2 and everyone["notes"] == 3
     assert everyone["pending_proposals"] == 2

@@ -8,9 +8,7 @@ import re
 import pytest
 from rest_framework.test import APIClient
 
-from memory.clock import today
-from memory.models import ApiToken
-from proposals.models import Proposal
+from tests.spec.steps import memory_token, proposals
 
 FACTS = "users/owner/facts"
 
@@ -58,11 +56,13 @@ def test_it_lists_the_tools_with_schemas_and_descriptions(master_client):
     assert all(tool["description"] for tool in listed.values())
 
 
-def test_another_agents_token_may_not_list_or_call_its_tools(helper_client, master, workspace):
+def test_another_agents_token_may_not_list_or_call_its_tools(
+    helper_client, master, workspace, owner_today
+):
     assert helper_client.get("/api/agents/master/tools").status_code == 403
     response = call(helper_client, "master", "memory_save", text="sneaky", source="chat")
     assert response.status_code == 403
-    assert not (workspace / "memory" / f"{today().isoformat()}.md").exists()
+    assert not (workspace / "memory" / f"{owner_today.isoformat()}.md").exists()
 
 
 def test_anonymous_callers_are_turned_away(anon_client, master):
@@ -80,10 +80,10 @@ def test_an_unknown_agent_is_404_for_the_owner(owner_client):
 # --- memory_save --------------------------------------------------------------------------
 
 
-def test_memory_save_appends_to_the_callers_note(helper_client, workspace):
+def test_memory_save_appends_to_the_callers_note(helper_client, workspace, owner_today):
     response = call(helper_client, "helper", "memory_save", text="fed the cat", source="telegram")
     assert response.status_code == 200
-    day = today().isoformat()
+    day = owner_today.isoformat()
     note = workspace / "agents" / "helper" / "memory" / f"{day}.md"
     text = note.read_text()
     line = text.splitlines()[-1]
@@ -92,15 +92,15 @@ def test_memory_save_appends_to_the_callers_note(helper_client, workspace):
     assert response.json() == {"result": f"Saved to memory/{day}.md: {line}"}
 
 
-def test_the_owner_may_call_any_agents_tools(owner_client, helper_agent, workspace):
+def test_the_owner_may_call_any_agents_tools(owner_client, helper_agent, workspace, owner_today):
     response = call(owner_client, "helper", "memory_save", text="from the owner", source="web")
     assert response.status_code == 200
-    note = workspace / "agents" / "helper" / "memory" / f"{today().isoformat()}.md"
+    note = workspace / "agents" / "helper" / "memory" / f"{owner_today.isoformat()}.md"
     assert note.read_text().endswith(" from the owner\n")
 
 
-def test_bad_arguments_are_422_and_write_nothing(master_client, workspace):
-    note = workspace / "memory" / f"{today().isoformat()}.md"
+def test_bad_arguments_are_422_and_write_nothing(master_client, workspace, owner_today):
+    note = workspace / "memory" / f"{owner_today.isoformat()}.md"
     as_argument = master_client.post(
         "/api/agents/master/tools/memory_save", {"text": "x", "source": "chat"}, format="json"
     )
@@ -195,7 +195,9 @@ def test_memory_get_pages_long_files_over_rest(master_client, workspace):
 # --- user_memory_save / user_memory_forget -------------------------------------------------
 
 
-def test_user_memory_save_from_a_chat_writes_the_fact_and_the_index(helper_client, workspace):
+def test_user_memory_save_from_a_chat_writes_the_fact_and_the_index(
+    helper_client, workspace, owner_client
+):
     response = call(helper_client, "helper", "user_memory_save", **fact_arguments(), source="chat")
     assert response.status_code == 200
     assert response.json() == {
@@ -212,24 +214,24 @@ def test_user_memory_save_from_a_chat_writes_the_fact_and_the_index(helper_clien
         "- [prefers-short-answers](prefers-short-answers.md) (preference) — "
         "Wants answers in three lines or fewer\n"
     )
-    assert Proposal.objects.count() == 0
+    assert proposals(owner_client) == []
 
 
-def test_user_memory_save_from_a_job_only_proposes(master_client, workspace):
+def test_user_memory_save_from_a_job_only_proposes(master_client, workspace, owner_client):
     response = call(
         master_client, "master", "user_memory_save", **fact_arguments(), source="job:nightly"
     )
     assert response.status_code == 202
-    proposal = Proposal.objects.get()
-    assert proposal.status == "pending"
-    assert proposal.kind == "user_fact"
-    assert proposal.source == "job:nightly"
-    assert proposal.target == f"{FACTS}/prefers-short-answers.md"
+    [proposal] = proposals(owner_client)
+    assert proposal["status"] == "pending"
+    assert proposal["kind"] == "user_fact"
+    assert proposal["source"] == "job:nightly"
+    assert proposal["target"] == f"{FACTS}/prefers-short-answers.md"
     assert response.json()["result"] == (
-        f"Proposed for review (proposal #{proposal.pk}): save the fact "
+        f"Proposed for review (proposal #{proposal['id']}): save the fact "
         "'prefers-short-answers'. Nothing is written until a person approves it."
     )
-    assert response.json()["proposal"]["id"] == proposal.pk
+    assert response.json()["proposal"]["id"] == proposal["id"]
     assert not (workspace / FACTS / "prefers-short-answers.md").exists()
     assert not (workspace / FACTS / "INDEX.md").exists()
 
@@ -245,7 +247,7 @@ def test_user_memory_save_from_a_job_only_proposes(master_client, workspace):
     ],
 )
 def test_user_memory_save_refuses_bad_facts_from_anyone(
-    master_client, workspace, overrides, message
+    master_client, workspace, overrides, message, owner_client
 ):
     for source in ["chat", "job:nightly"]:
         response = call(
@@ -258,20 +260,22 @@ def test_user_memory_save_refuses_bad_facts_from_anyone(
         assert response.status_code == 422
         assert message in response.json()["detail"]
     assert not (workspace / FACTS).exists() or not any((workspace / FACTS).iterdir())
-    assert Proposal.objects.count() == 0
+    assert proposals(owner_client) == []
 
 
-def test_user_memory_forget_from_a_chat_deletes_and_from_a_job_proposes(master_client, workspace):
+def test_user_memory_forget_from_a_chat_deletes_and_from_a_job_proposes(
+    master_client, workspace, owner_client
+):
     call(master_client, "master", "user_memory_save", **fact_arguments(), source="chat")
     call(master_client, "master", "user_memory_save", **fact_arguments(name="tea"), source="chat")
     fact = workspace / FACTS / "prefers-short-answers.md"
 
     proposed = call(master_client, "master", "user_memory_forget", name="tea", source="job:nightly")
     assert proposed.status_code == 202
-    proposal = Proposal.objects.get()
-    assert (proposal.kind, proposal.status) == ("user_fact_forget", "pending")
+    [proposal] = proposals(owner_client)
+    assert (proposal["kind"], proposal["status"]) == ("user_fact_forget", "pending")
     assert proposed.json()["result"] == (
-        f"Proposed for review (proposal #{proposal.pk}): forget the fact 'tea'. Nothing is "
+        f"Proposed for review (proposal #{proposal['id']}): forget the fact 'tea'. Nothing is "
         "written until a person approves it."
     )
     assert (workspace / FACTS / "tea.md").exists()
@@ -536,8 +540,10 @@ def test_wiki_pages_are_read_but_never_written_as_raw_files(master_client, home)
     assert answer.status_code == 422 and "wiki_apply" in answer.json()["detail"]
 
 
-def test_a_job_tokens_edit_of_memory_md_is_a_proposal_and_changes_no_file(master, home):
-    _, key = ApiToken.issue(agent=master, job="nightly")
+def test_a_job_tokens_edit_of_memory_md_is_a_proposal_and_changes_no_file(
+    master, home, owner_client
+):
+    key = memory_token("agent", "master", "--job", "nightly")
     job = APIClient()
     job.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
     before = (home / "MEMORY.md").read_bytes()
@@ -546,9 +552,9 @@ def test_a_job_tokens_edit_of_memory_md_is_a_proposal_and_changes_no_file(master
     )
     assert answer.status_code == 202
     assert answer.json()["result"].startswith("Proposed for review (proposal #")
-    proposal = Proposal.objects.get()
-    assert (proposal.kind, proposal.source) == ("memory_rewrite", "job:nightly")
-    assert "likes coffee" in proposal.payload["memory"]
+    [proposal] = proposals(owner_client)
+    assert (proposal["kind"], proposal["source"]) == ("memory_rewrite", "job:nightly")
+    assert "likes coffee" in proposal["payload"]["memory"]
     assert (home / "MEMORY.md").read_bytes() == before
 
 

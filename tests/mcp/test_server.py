@@ -59,3 +59,11 @@ def test_no_mcp_read_writes_to_the_workspace(hand_written, master):
     ]:
         read_resource_now(caller, uri)
         assert snapshot(hand_written) == before, uri
+
+
+def test_a_lone_surrogate_is_an_error_and_writes_nothing(workspace, master):
+    """SPEC §17 over MCP (over REST: tests/spec/test_s17_errors.py)."""
+    fact = {"name": "bad", "description": "x\ud800y", "type": "preference", "body": "b"}
+    mcp = call_tool_now(Caller(agent_id="master"), "user_memory_save", fact)
+    assert mcp.is_error and "lone surrogate" in mcp.content[0].text
+    assert not (workspace / "users/owner/facts/bad.md").exists()

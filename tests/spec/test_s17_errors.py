@@ -13,9 +13,7 @@ import httpx
 import pytest
 from django.test import Client
 
-from memory import tools
-from memory.mcp.server import call_tool_now
-from memory.presence import Caller
+from tests.helpers import call_tool, tool_text
 
 
 def _snapshot(home: Path) -> dict[str, bytes]:
@@ -402,33 +400,9 @@ def test_wrong_types_are_422(owner_client, master, workspace, url, body):
     assert _files(workspace) == before
 
 
-@pytest.mark.parametrize(
-    "source", ["chat", "telegram", "web", "http", "conv:tg-42", "job:nightly-consolidate"]
-)
-def test_it_accepts_the_known_sources(source):
-    from memory.presence import is_job_source, validate_source
-
-    assert validate_source(source) == source
-    assert is_job_source(source) is source.startswith("job:")
-
-
-@pytest.mark.parametrize(
-    "source", ["", " ", "job:", "job: x", "Job:x", "web\n", "chat\x00", None, 3, "x" * 300]
-)
-def test_it_refuses_nonsense_sources(source):
-    from memory.errors import InvalidInput
-    from memory.presence import validate_source
-
-    with pytest.raises(InvalidInput):
-        validate_source(source)
-
-
-# --- test_hardening_edges.py --------------------
-# What the attack on the running server found at the edges (issue 10.6, 10.7, 10.9, 10.12,
-# 10.14), each through the interfaces: bytes that are not UTF-8, lone surrogates through the
-# tools, file modes, a cron that never fires, long names, deep JSON, a symlinked note in
-# the prompt, stats for agent tokens, sign-in throttling, trailing newlines in agent ids,
-# form bodies on JSON endpoints, secure-cookie settings.
+# --- edges found by attacking the running server ----------------------------------------
+# Bytes that are not UTF-8, lone surrogates through the tools, long names, deep JSON, form
+# bodies on JSON endpoints.
 
 
 def _disk(home: Path) -> dict[str, bytes]:
@@ -481,7 +455,7 @@ def test_undecodable_bytes_never_give_a_500_and_the_api_says_so(latin1, owner_cl
 
 def test_undecodable_bytes_reach_every_reader_without_a_500(latin1, owner_client, master, alice):
     assert "\ufffd" in owner_client.get("/api/agents/master/memory/context").json()["system"]
-    get = tools.call_tool(master, "memory_get", {"path": "MEMORY.md"}, source="chat")
+    get = tool_text(owner_client, "memory_get", path="MEMORY.md")
     assert get.startswith("- likes caf\ufffd\n")
     assert get.endswith("[MEMORY.md has bytes that are not UTF-8 text; they read as \ufffd]")
     assert owner_client.get("/api/memory/search?q=owner").status_code == 200
@@ -509,12 +483,15 @@ def test_a_lone_surrogate_through_a_tool_is_422_on_every_path(workspace, master,
     )
     assert rest.status_code == 422, rest.content
     assert "lone surrogate" in rest.json()["detail"]
-    mcp = call_tool_now(Caller(agent_id="master"), "user_memory_save", dict(SURROGATE_FACT))
-    assert mcp.is_error and "lone surrogate" in mcp.content[0].text
-    loop = tools.run_tool(master, "user_memory_save", dict(SURROGATE_FACT), source="chat")
-    assert loop.startswith("Error:") and "lone surrogate" in loop
-    saved = tools.run_tool(master, "memory_save", {"text": "a\udfffb"}, source="chat")
-    assert "lone surrogate" in saved
+    # The same over MCP (tests/mcp/test_server.py) and a tool loop's run_tool
+    # (tests/memory/test_tools.py).
+    saved = owner_client.generic(
+        "POST",
+        "/api/agents/master/tools/memory_save",
+        json.dumps({"text": "a\udfffb"}),
+        content_type="application/json",
+    )
+    assert saved.status_code == 422 and "lone surrogate" in saved.json()["detail"]
     assert _disk(workspace) == before
     # INDEX.md is still whole: nothing was written.
     assert owner_client.get("/api/memory/user").status_code == 200
@@ -537,14 +514,17 @@ def test_very_long_names_are_422_not_500(owner_client, master, workspace, url):
     assert _disk(workspace) == before
 
 
-def test_a_very_long_wiki_title_is_422_from_the_tool(master, workspace):
-    answer = tools.run_tool(
-        master,
+def test_a_very_long_wiki_title_is_422_from_the_tool(owner_client, master, workspace):
+    # (A tool loop's run_tool answers an error string: tests/memory/test_tools.py.)
+    answer = call_tool(
+        owner_client,
         "wiki_apply",
-        {"title": "東京" * 60, "kind": "entity", "sources": ["note:2026-01-01"], "body": "x"},
-        source="chat",
+        title="東京" * 60,
+        kind="entity",
+        sources=["note:2026-01-01"],
+        body="x",
     )
-    assert answer.startswith("Error:")
+    assert answer.status_code == 422, answer.content
     assert not (workspace / "memory/wiki").exists() or not list(
         (workspace / "memory/wiki").rglob("*.md")
     )

@@ -81,20 +81,8 @@ def test_it_reads_postgresql_from_database_url():
     assert got["DB"] == "django.db.backends.postgresql|agentmem"
 
 
-def test_the_secret_key_and_the_sqlite_database_are_0600(tmp_path):
-    from memoryproject import settings as project_settings
-
-    key_file = tmp_path / "var" / "secret_key"
-    key = project_settings.secret_key_from(key_file)
-    assert len(key) >= 50
-    assert stat.S_IMODE(os.stat(key_file).st_mode) == 0o600
-    assert project_settings.secret_key_from(key_file) == key
-    loose = tmp_path / "loose"
-    loose.write_text("k")
-    os.chmod(loose, 0o644)
-    project_settings.private_file(loose)
-    assert stat.S_IMODE(os.stat(loose).st_mode) == 0o600
-
+def test_the_sqlite_database_is_0600(tmp_path):
+    # The secret key's file and private_file(): tests/test_settings_helpers.py.
     db = tmp_path / "db" / "memory.sqlite3"
     env = {**os.environ, "DATABASE_URL": f"sqlite:///{db}", "MY_AGENT_HOME": str(tmp_path / "h")}
     done = subprocess.run(

@@ -1,9 +1,13 @@
 """The typed settings helpers: a typo in the environment fails at start-up, it never
 silently means "off"."""
 
+import os
+import stat
+
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
+from memoryproject import settings as project_settings
 from memoryproject.settings import env_bool, env_float, env_int
 
 
@@ -37,3 +41,18 @@ def test_it_refuses_numbers_it_cannot_read(monkeypatch):
         env_int("SOME_NUMBER", 1)
     with pytest.raises(ImproperlyConfigured, match="SOME_NUMBER='ten': not a number"):
         env_float("SOME_NUMBER", 1.0)
+
+
+def test_the_secret_key_file_and_a_loose_file_are_made_0600(tmp_path):
+    """Files that hold secrets are readable by this OS user only (the SQLite database too:
+    tests/spec/test_s18_running.py)."""
+    key_file = tmp_path / "var" / "secret_key"
+    key = project_settings.secret_key_from(key_file)
+    assert len(key) >= 50
+    assert stat.S_IMODE(os.stat(key_file).st_mode) == 0o600
+    assert project_settings.secret_key_from(key_file) == key
+    loose = tmp_path / "loose"
+    loose.write_text("k")
+    os.chmod(loose, 0o644)
+    project_settings.private_file(loose)
+    assert stat.S_IMODE(os.stat(loose).st_mode) == 0o600

@@ -205,3 +205,102 @@ def test_it_gives_a_group_chat_no_private_memory(owner_client, master, workspace
 def test_it_treats_a_conversation_without_chat_as_private(owner_client, master, workspace):
     write_by_hand(workspace / "MEMORY.md", "private memory\n")
     assert "private memory" in _context(owner_client, "d1")["system"]
+
+
+# --- test_owner_today.py --------------------
+# SPEC §2/§4.2/§10.4: "today" is the owner's day (MEMORY_TIME_ZONE) everywhere a date is
+# stamped — a fact's `updated`, a wiki page's `updated`, memory_save's note.
+
+
+@pytest.fixture
+def far_zone(settings) -> dt.date:
+    """A zone whose calendar day differs from UTC's right now; returns its today."""
+    now = dt.datetime.now(dt.UTC)
+    for zone in (
+        "Pacific/Kiritimati",
+        "Pacific/Pago_Pago",
+        "Asia/Ho_Chi_Minh",
+        "America/Los_Angeles",
+    ):
+        if now.astimezone(ZoneInfo(zone)).date() != now.date():
+            settings.MEMORY_TIME_ZONE = zone
+            return dt.datetime.now(ZoneInfo(zone)).date()
+    pytest.skip("no candidate zone differs from UTC at this minute")
+
+
+def test_it_stamps_a_fact_with_the_owners_day(owner_client, master, workspace, far_zone):
+    response = owner_client.put(
+        "/api/memory/user/facts/tea",
+        data={"description": "likes tea", "type": "preference", "body": ""},
+        format="json",
+    )
+    assert response.status_code in (200, 201)
+    assert response.json()["updated"] == far_zone.isoformat()
+
+
+def test_it_stamps_a_wiki_page_with_the_owners_day(owner_client, master, workspace, far_zone):
+    response = owner_client.put(
+        "/api/agents/master/memory/wiki/pages/tea-house",
+        data={"title": "Tea House", "kind": "entity", "sources": ["conv:1"], "body": "b"},
+        format="json",
+    )
+    assert response.status_code in (200, 201)
+    assert response.json()["updated"] == far_zone.isoformat()
+
+
+def test_it_judges_staleness_by_the_owners_day(owner_client, master, workspace, far_zone):
+    facts = workspace / "users/owner/facts"
+    facts.mkdir(parents=True, exist_ok=True)
+    edge = (far_zone - dt.timedelta(days=90)).isoformat()  # exactly 90 days: not stale yet
+    (facts / "edge.md").write_text(
+        f"---\nname: edge\ndescription: d\ntype: profile\nwritten_by: owner\nsource: web\n"
+        f"updated: '{edge}'\n---\nb\n",
+        encoding="utf-8",
+    )
+    (facts / "over.md").write_text(
+        f"---\nname: over\ndescription: d\ntype: profile\nwritten_by: owner\nsource: web\n"
+        f"updated: '{(far_zone - dt.timedelta(days=91)).isoformat()}'\n---\nb\n",
+        encoding="utf-8",
+    )
+    stale = {f["name"]: f["stale"] for f in owner_client.get("/api/memory/user").json()["facts"]}
+    assert stale == {"edge": False, "over": True}
+
+
+def test_one_symlinked_daily_note_never_fails_the_prompt_context(
+    owner_client, master, workspace, tmp_path, owner_today
+):
+    day = owner_today.isoformat()
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text("# secret\n")
+    (workspace / "memory").mkdir(exist_ok=True)
+    (workspace / "memory" / f"{day}.md").symlink_to(outside)
+    (workspace / "MEMORY.md").write_text("- durable\n")
+    response = owner_client.get("/api/agents/master/memory/context?conversation=c1")
+    assert response.status_code == 200, response.content
+    assert "- durable" in response.json()["system"]
+    assert "secret" not in response.json()["pre_turn"]
+    preview = owner_client.get("/api/agents/master/memory/context")
+    assert preview.status_code == 200
+
+
+def test_it_serves_the_prompt_context_and_moves_the_cursor(
+    owner_client, master, workspace, owner_today
+):
+    day = owner_today.isoformat()
+    (workspace / "MEMORY.md").write_text("- Owner: Minh\n")
+    _save(owner_client, "sáng")
+    url = "/api/agents/master/memory/context"
+    first = owner_client.get(url, {"conversation": "tg-42"}).json()
+    assert first["system"] == "## MEMORY.md\n- Owner: Minh"
+    assert first["pre_turn"].startswith(f"## memory/{day}.md\n```markdown\n# {day}\n\n- ")
+    assert owner_client.get(url, {"conversation": "tg-42"}).json()["pre_turn"] == ""
+    # Without a conversation: the preview, nothing recorded.
+    assert owner_client.get(url).json()["pre_turn"] == first["pre_turn"]
+    group = owner_client.get(url, {"conversation": "g", "chat": "group"}).json()
+    assert group == {"system": "", "pre_turn": ""}
+    assert owner_client.get(url, {"chat": "public"}).status_code == 422
+    # Nothing was recorded for the group turn, nor for the preview: conversation g and a
+    # new one still get the whole block, and tg-42 still nothing new.
+    assert owner_client.get(url, {"conversation": "g"}).json()["pre_turn"] == first["pre_turn"]
+    assert owner_client.get(url, {"conversation": "new"}).json()["pre_turn"] == first["pre_turn"]
+    assert owner_client.get(url, {"conversation": "tg-42"}).json()["pre_turn"] == ""

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
-
-from memory import clock
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -82,17 +81,53 @@ def test_it_reads_postgresql_from_database_url():
     assert got["DB"] == "django.db.backends.postgresql|agentmem"
 
 
-def test_it_records_a_run_as_skipped_without_a_model(helper_agent, settings):
-    from memory.jobs.nightly import consolidate_agent
+def test_the_sqlite_database_is_0600(tmp_path):
+    # The secret key's file and private_file(): tests/test_settings_helpers.py.
+    db = tmp_path / "db" / "memory.sqlite3"
+    env = {**os.environ, "DATABASE_URL": f"sqlite:///{db}", "MY_AGENT_HOME": str(tmp_path / "h")}
+    done = subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput", "-v0"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    for path in db.parent.iterdir():  # the database, and its -wal / -shm when present
+        assert stat.S_IMODE(os.stat(path).st_mode) == 0o600, path.name
 
-    settings.MEMORY_LLM_MODEL = ""
-    settings.MEMORY_LLM_BASE_URL = ""
-    home = Path(settings.MY_AGENT_HOME)
-    (home / "agents/helper/MEMORY.md").write_text("- a\n", encoding="utf-8")
-    os.utime(home / "agents/helper/MEMORY.md", (1_600_000_000, 1_600_000_000))
 
-    (home / f"agents/helper/memory/{clock.today()}.md").write_text("- new\n", encoding="utf-8")
-    run = consolidate_agent(helper_agent, trigger="test")
-    assert run.status == "skipped"
-    assert "no model configured" in run.summary
-    assert (home / "agents/helper/MEMORY.md").read_text(encoding="utf-8") == "- a\n"
+def test_secure_cookie_and_proxy_settings_come_from_the_environment():
+    script = (
+        "from django.conf import settings as s;"
+        "print(s.SESSION_COOKIE_SECURE, s.CSRF_COOKIE_SECURE, s.SECURE_PROXY_SSL_HEADER)"
+    )
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "memoryproject.settings",
+        "SESSION_COOKIE_SECURE": "true",
+        "CSRF_COOKIE_SECURE": "yes",
+        "SECURE_PROXY_SSL_HEADER": "X-Forwarded-Proto",
+    }
+    out = subprocess.run(
+        [sys.executable, "-c", f"import django; django.setup(); {script}"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.stdout.strip() == "True True ('HTTP_X_FORWARDED_PROTO', 'https')", out.stderr
+    env.pop("SESSION_COOKIE_SECURE")
+    env.pop("CSRF_COOKIE_SECURE")
+    env["SECURE_PROXY_SSL_HEADER"] = "X-Scheme=on"
+    out = subprocess.run(
+        [sys.executable, "-c", f"import django; django.setup(); {script}"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.stdout.strip() == "False False ('HTTP_X_SCHEME', 'on')", out.stderr

@@ -1,11 +1,12 @@
 # Two commands on a fresh machine: `make run` and `make test` (README).
+SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 PORT ?= 8000
 
-.PHONY: setup setup-model run test test-slow test-model lint format demo bench clean assets fonts messages
+.PHONY: setup setup-model run test test-slow test-browser test-model test-all lint format demo bench clean assets fonts messages
 
 setup: $(STAMP)
 
@@ -56,8 +57,13 @@ node_modules/.installed: package-lock.json
 	@if command -v npm >/dev/null; then npm ci --no-audit --no-fund --loglevel=error && touch $@; \
 	else echo "npm not found: the axe-core browser test will be skipped"; fi
 
-test: setup assets
-	$(BIN)/pytest $(PYTEST_ARGS)
+# The default suite, run before every commit: everything but tests/ops, tests/browser and
+# tests/model (tests/conftest.py collects those only when named), on TEST_WORKERS
+# processes (pytest-xdist; TEST_WORKERS=0 runs in this process). It ends with the 20
+# slowest tests, the wall time, and `time`'s CPU figures (user + sys).
+TEST_WORKERS ?= 2
+test: setup
+	time $(BIN)/pytest -n $(TEST_WORKERS) --durations=20 $(PYTEST_ARGS)
 
 # The served monospace face (static/memory/fonts/, committed) from the npm package.
 fonts: assets
@@ -71,14 +77,21 @@ messages: setup
 	$(BIN)/python manage.py makemessages -l vi --no-wrap --ignore=.venv --ignore=node_modules --ignore=var --ignore=tests --ignore=bench --ignore=docs
 	$(BIN)/python manage.py compilemessages -l vi --ignore=.venv --ignore=node_modules
 
-# The process-level tests (worker kills, the fault suite, several hosts): minutes, not
-# seconds, so `make test` skips them; .ci/run runs both.
+# tests/ops, the process-level tests (real server and worker processes killed, the fault
+# suite, several hosts, schemathesis): minutes, not seconds. Each prints its figures (-s).
 test-slow: setup
-	$(BIN)/pytest --run-slow -m slow -s $(PYTEST_ARGS)
+	time $(BIN)/pytest tests/ops -s --durations=20 $(PYTEST_ARGS)
+
+# tests/browser: Playwright driving Debian's Chromium (axe-core from npm: `make assets`).
+test-browser: setup assets
+	time $(BIN)/pytest tests/browser --durations=20 $(PYTEST_ARGS)
 
 # tests/model: consolidation, fact review and compile against a real llama.cpp server.
 test-model: setup-model
-	$(BIN)/pytest tests/model --model-tests $(PYTEST_ARGS)
+	time $(BIN)/pytest tests/model --durations=20 $(PYTEST_ARGS)
+
+# Every suite, as .ci/run runs them (on SQLite).
+test-all: test test-browser test-slow test-model
 
 lint: setup
 	$(BIN)/ruff format --check .

@@ -19,6 +19,13 @@ def local_tz() -> dt.tzinfo:
     return tz
 
 
+def zone_name() -> str:
+    """The owner's time zone by name (`Asia/Ho_Chi_Minh`), as pages show it; a zone
+    without one (the server's fixed offset) as it prints."""
+    tz = local_tz()
+    return getattr(tz, "key", None) or str(tz)
+
+
 def local_now(now: dt.datetime | None = None) -> dt.datetime:
     """`now` (default: the current time) in the owner's time zone. A naive `now` is taken
     to be in that zone already."""

@@ -111,8 +111,10 @@ def system_prompt(agent: Agent, *, capped: bool = True) -> str:
 
 
 def pre_turn_paths(agent: Agent) -> list[str]:
-    """The workspace paths the pre-turn block reads (yesterday's and today's plain notes)."""
-    return [notes.note_path(agent, name) for name in _recent_plain_notes(clock.today())]
+    """The workspace paths of the notes the pre-turn block reads (yesterday's and today's
+    plain notes) that exist."""
+    paths = [notes.note_path(agent, name) for name in _recent_plain_notes(clock.today())]
+    return [path for path in paths if workspace.exists(path)]
 
 
 @dataclass(frozen=True)

@@ -420,52 +420,7 @@ def render(report: Report) -> str:
     if report.database != "ok":
         lines.append(f"Database: {report.database}")
     for agent in report.agents:
-        where = agent.dir or "the home itself"
-        if not agent.known:
-            lines += [
-                "",
-                f"Agent folder {agent.dir}/: no agent yet — create the agent {agent.id!r} "
-                "(POST /api/agents or the admin) to use it",
-            ]
-            continue
-        lines += ["", f"Agent {agent.id} ({where})"]
-        lines.append("  Read into the prompt (caps: USER.md/INDEX.md 4,000, MEMORY.md 24,000;")
-        lines.append(
-            f"  notes {context.note_cap():,} each, {context.total_cap():,} for the block):"
-        )
-        for row in agent.prompt:
-            state = _n(row.chars)
-            if row.over:
-                state += f" — over the cap {row.cap:,}: cut with …"
-            note = f" ({row.note})" if row.note else ""
-            lines.append(f"    {row.label:<24} {row.path:<34} {state}{note}")
-        lines.append(
-            f"  Context before → after the caps: system prompt {agent.system_before:,} → "
-            f"{agent.system_after:,} chars; pre-turn block {agent.pre_turn_before:,} → "
-            f"{agent.pre_turn_after:,} chars"
-        )
-        lines.append(
-            f"  Notes: {agent.notes} of {agent.note_days} day(s), "
-            f"{agent.transcripts} session transcript(s)"
-        )
-        if agent.odd_notes:
-            lines.append("    odd names, read as notes of their day: " + ", ".join(agent.odd_notes))
-        if agent.other_files:
-            shown = ", ".join(agent.other_files[:8])
-            more = f" and {len(agent.other_files) - 8} more" if len(agent.other_files) > 8 else ""
-            lines.append(f"  Other memory files ({len(agent.other_files)}): {shown}{more}")
-        if agent.wiki:
-            pages = agent.wiki.get("pages", {})
-            counts = ", ".join(f"{folder} {count}" for folder, count in sorted(pages.items()))
-            lines.append(f"  Wiki vault: {sum(pages.values())} page(s) ({counts or 'none'})")
-            if agent.wiki.get("openclaw_pages"):
-                lines.append(
-                    f"    {agent.wiki['openclaw_pages']} OpenClaw memory-wiki page(s), "
-                    f"{agent.wiki.get('openclaw_blocks', 0)} with OpenClaw's Related block: "
-                    "read as they are, their blocks left alone"
-                )
-            if agent.wiki.get("other"):
-                lines.append("    not pages, left as they are: " + ", ".join(agent.wiki["other"]))
+        lines += ["", *_agent_lines(agent)]
     lines += ["", "Ignored, and why:"]
     lines += [f"  {item.path:<40} {item.why}" for item in report.ignored] or ["  nothing"]
     if report.extra:
@@ -479,3 +434,57 @@ def render(report: Report) -> str:
         lines += ["", "Problems:"] + [f"  {problem}" for problem in report.problems]
     lines += ["", "Nothing was changed."]
     return "\n".join(lines) + "\n"
+
+
+def _agent_lines(agent: AgentReport) -> list[str]:
+    """One agent's part of the report: what its prompt reads, its notes, other files and
+    wiki vault; or, for a folder without an agent, how to make one."""
+    if not agent.known:
+        return [
+            f"Agent folder {agent.dir}/: no agent yet — create the agent {agent.id!r} "
+            "(POST /api/agents or the admin) to use it"
+        ]
+    lines = [
+        f"Agent {agent.id} ({agent.dir or 'the home itself'})",
+        "  Read into the prompt (caps: USER.md/INDEX.md 4,000, MEMORY.md 24,000;",
+        f"  notes {context.note_cap():,} each, {context.total_cap():,} for the block):",
+    ]
+    for row in agent.prompt:
+        state = _n(row.chars)
+        if row.over:
+            state += f" — over the cap {row.cap:,}: cut with …"
+        note = f" ({row.note})" if row.note else ""
+        lines.append(f"    {row.label:<24} {row.path:<34} {state}{note}")
+    lines.append(
+        f"  Context before → after the caps: system prompt {agent.system_before:,} → "
+        f"{agent.system_after:,} chars; pre-turn block {agent.pre_turn_before:,} → "
+        f"{agent.pre_turn_after:,} chars"
+    )
+    lines.append(
+        f"  Notes: {agent.notes} of {agent.note_days} day(s), "
+        f"{agent.transcripts} session transcript(s)"
+    )
+    if agent.odd_notes:
+        lines.append("    odd names, read as notes of their day: " + ", ".join(agent.odd_notes))
+    if agent.other_files:
+        shown = ", ".join(agent.other_files[:8])
+        more = f" and {len(agent.other_files) - 8} more" if len(agent.other_files) > 8 else ""
+        lines.append(f"  Other memory files ({len(agent.other_files)}): {shown}{more}")
+    return lines + _wiki_lines(agent.wiki)
+
+
+def _wiki_lines(wiki: dict) -> list[str]:
+    if not wiki:
+        return []
+    pages = wiki.get("pages", {})
+    counts = ", ".join(f"{folder} {count}" for folder, count in sorted(pages.items()))
+    lines = [f"  Wiki vault: {sum(pages.values())} page(s) ({counts or 'none'})"]
+    if wiki.get("openclaw_pages"):
+        lines.append(
+            f"    {wiki['openclaw_pages']} OpenClaw memory-wiki page(s), "
+            f"{wiki.get('openclaw_blocks', 0)} with OpenClaw's Related block: "
+            "read as they are, their blocks left alone"
+        )
+    if wiki.get("other"):
+        lines.append("    not pages, left as they are: " + ", ".join(wiki["other"]))
+    return lines

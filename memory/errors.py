@@ -42,11 +42,6 @@ class Forbidden(DomainError):
     code = "forbidden"
 
 
-class TooLarge(DomainError):
-    status_code = 413
-    code = "too_large"
-
-
 class DiskFull(DomainError):
     """The workspace's disk (or quota) is full: nothing was written (507)."""
 

@@ -103,6 +103,14 @@ def read_user() -> str:
     return workspace.read(user_path()) or ""
 
 
+def read_user_with_hash() -> workspace.FileText:
+    """USER.md as an editor opens it: the text, the hash of exactly that text (one read
+    under the file's shared lock: a write with it as `base_hash` is a Conflict over
+    anything written since), whether it had bytes that are not UTF-8. A missing file is
+    `workspace.NO_FILE` (no text, the hash ABSENT)."""
+    return workspace.read_file_locked(user_path()) or workspace.NO_FILE
+
+
 def write_user(body: str, *, base_hash: str | None = None) -> None:
     """Replace USER.md atomically. The file is stored whole; only the prompt caps it.
     With base_hash, Conflict when USER.md changed since that hash was read."""
@@ -345,22 +353,48 @@ def _plan_index(pending: dict[str, str | None]) -> tuple[bytes, dict]:
     changes: dict[str, bytes | None] = {
         name: None if text is None else _line_bytes(name, text) for name, text in pending.items()
     }
-    on_disk: set[str] | None = None  # the fact names, when they had to be looked at
-    to_read: set[str] = set()
-    if not trusted:
-        on_disk = set(_fact_names())
-        to_read = on_disk
-    elif due:
+    _add_found_changes(changes, lines, state if trusted else None, due=due)
+    new = _index_bytes(lines, changes)
+    new_state = {
+        "version": _STATE_VERSION,
+        "index_sha256": hashlib.sha256(new).hexdigest(),
+        "since_ns": since,
+        "reconciled_at": now if due else state["reconciled_at"],
+        "directory": [],  # filled in after the write
+    }
+    return new, new_state
+
+
+def _facts_to_look_at(state: dict | None, *, due: bool) -> tuple[set[str] | None, set[str]]:
+    """(the fact names on disk, when they had to be listed; the facts to read again): all
+    of them when INDEX.md is not trusted (`state` None); when a reconcile is due, those
+    changed since the last one (by ctime, with a margin); when the directory changed, its
+    names only (a file added or removed by hand)."""
+    if state is None:
+        names = set(_fact_names())
+        return names, set(names)
+    if due:
         threshold = state["since_ns"] - _RECONCILE_MARGIN_NS
-        on_disk = set()
+        on_disk: set[str] = set()
+        to_read: set[str] = set()
         for scanned in workspace.scan_files(FACTS_DIR):
             stem = scanned.path.rsplit("/", 1)[-1][:-3]
             if len(stem) <= 64 and FACT_NAME_RE.fullmatch(stem):
                 on_disk.add(stem)
                 if scanned.ctime_ns >= threshold:
                     to_read.add(stem)
-    elif list(workspace.stamp(FACTS_DIR) or ()) != state["directory"]:
-        on_disk = set(_fact_names())
+        return on_disk, to_read
+    if list(workspace.stamp(FACTS_DIR) or ()) != state["directory"]:
+        return set(_fact_names()), set()
+    return None, set()
+
+
+def _add_found_changes(
+    changes: dict[str, bytes | None], lines: list[bytes], state: dict | None, *, due: bool
+) -> None:
+    """Add to `changes` what the facts on disk say beyond them: a fact without a line
+    gets one, a line without a fact goes, a fact changed by hand gets its line again."""
+    on_disk, to_read = _facts_to_look_at(state, due=due)
     if on_disk is not None:
         listed = {_line_name(line).decode("ascii") for line in lines}
         to_read |= on_disk - listed
@@ -369,6 +403,10 @@ def _plan_index(pending: dict[str, str | None]) -> tuple[bytes, dict]:
     for name in to_read - changes.keys():
         text = workspace.read(fact_path(name))
         changes[name] = None if text is None else _line_bytes(name, text)
+
+
+def _index_bytes(lines: list[bytes], changes: dict[str, bytes | None]) -> bytes:
+    """INDEX.md's bytes: `lines` (sorted by name) with `changes` applied."""
     if len(changes) > 64:  # many lines (a regeneration): merge and sort once
         merged = {_line_name(line): line for line in lines}
         for name, line in changes.items():
@@ -380,15 +418,7 @@ def _plan_index(pending: dict[str, str | None]) -> tuple[bytes, dict]:
     else:
         for name, line in changes.items():
             _replace_line(lines, name.encode("ascii"), line)
-    new = b"\n".join(lines) + b"\n" if lines else b""
-    new_state = {
-        "version": _STATE_VERSION,
-        "index_sha256": hashlib.sha256(new).hexdigest(),
-        "since_ns": since,
-        "reconciled_at": now if due else state["reconciled_at"],
-        "directory": [],  # filled in after the write
-    }
-    return new, new_state
+    return b"\n".join(lines) + b"\n" if lines else b""
 
 
 def _write_index(new: bytes, state: dict, *, also: dict[str, str] | None = None) -> None:

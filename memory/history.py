@@ -3,7 +3,7 @@
 Every change of a file under MY_AGENT_HOME passes memory.workspace, which tells its
 `on_change` hooks inside the file's lock; `record_change` (registered in
 MemoryConfig.ready()) writes one `FileVersion` row for it, attributed from the
-`workspace.attributed(...)` context the operations and interfaces set.
+`memory.attribution.attributed(...)` context the operations and interfaces set.
 
 - **Nothing lost silently.** Before recording a change, the file as it was is compared
   with the last recorded version: by fingerprint (size, mtime, ctime, inode — any write
@@ -43,6 +43,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from memory import textdiff, workspace
+from memory.attribution import Attribution, attributed
 from memory.errors import Conflict, InvalidInput, NotFound
 from memory.models import Agent, FileVersion
 
@@ -159,7 +160,7 @@ def _new_row(
     before: bytes | None,
     after: bytes | None,
     fingerprint: workspace.Fingerprint | None,
-    attribution: workspace.Attribution,
+    attribution: Attribution,
     appended: bytes | None = None,
     agent: str,
     now: dt.datetime,
@@ -283,9 +284,7 @@ def _record(change: workspace.Change) -> None:
             before=content(last) if last is not None else None,
             after=before,
             fingerprint=change.before_fingerprint,
-            attribution=workspace.Attribution(
-                note=OUTSIDE_NOTE if last is not None else FIRST_SEEN_NOTE
-            ),
+            attribution=Attribution(note=OUTSIDE_NOTE if last is not None else FIRST_SEEN_NOTE),
             agent=agent,
             now=now,
         )
@@ -322,7 +321,7 @@ def versions(*, path: str | None = None, agent: str | None = None) -> QuerySet[F
     files ("" = the user scope)."""
     rows = FileVersion.objects.defer("data").order_by("-created_at", "-id")
     if path is not None:
-        workspace.resolve(path)  # refuses a path outside the workspace (PathRefused, 422)
+        check_path(path)
         rows = FileVersion.objects.defer("data").filter(path=path).order_by("-seq")
     if agent is not None:
         rows = rows.filter(agent=agent)
@@ -338,6 +337,26 @@ def get_version_or_404(version_id: int) -> FileVersion:
 
 def latest(path: str) -> FileVersion | None:
     return FileVersion.objects.filter(path=path).order_by("-seq").first()
+
+
+def check_path(path: str) -> str:
+    """`path`, when the workspace accepts it; PathRefused (422) for one it refuses
+    (absolute, `..`, through a symbolic link…). Reads nothing."""
+    workspace.resolve(path)
+    return path
+
+
+def is_current(version: FileVersion) -> bool:
+    """Whether the file holds exactly what `version` recorded (is absent, for a version
+    that deleted it): False once it changed since, by hand or by a write not yet
+    recorded."""
+    return _matches(version, workspace.read_bytes_from(version.path, 0))
+
+
+def current_hash(path: str) -> str:
+    """The hash of the file's bytes now (`workspace.ABSENT` when missing): what a person
+    looks at before a restore, and sends back as its `base_hash`."""
+    return workspace.bytes_hash(path)
 
 
 # --- restore --------------------------------------------------------------------------------
@@ -370,7 +389,7 @@ def restore(version: FileVersion, *, base_hash: str, by: str, via: str = "") -> 
     text = content(version)
     assert text is not None
     path = version.path
-    with workspace.attributed(
+    with attributed(
         actor=by, via=via, note=f"restore of version {version.seq}", restored_from=version.pk
     ):
         with workspace.locked(path):
@@ -410,7 +429,9 @@ def _replay(path: str) -> Iterable[tuple[FileVersion, bytes | None]]:
 
 def blame(path: str) -> list[BlameLine]:
     """For each line of the file's current text, the version that last brought it in. Lines
-    of a text not yet recorded (changed by hand since the last write) have no version."""
+    of a text not yet recorded (changed by hand since the last write) have no version.
+    PathRefused (422) for a path the workspace refuses."""
+    check_path(path)
     lines: list[str] = []
     owners: list[FileVersion | None] = []
     for row, data in _replay(path):

@@ -69,6 +69,14 @@ def read_memory(agent: Agent) -> str:
     return workspace.read(memory_path(agent)) or ""
 
 
+def read_memory_with_hash(agent: Agent) -> workspace.FileText:
+    """MEMORY.md as an editor opens it: the text, the hash of exactly that text (one read
+    under the file's shared lock: a write with it as `base_hash` is a Conflict over
+    anything written since), whether it had bytes that are not UTF-8. A missing file is
+    `workspace.NO_FILE` (no text, the hash ABSENT)."""
+    return workspace.read_file_locked(memory_path(agent)) or workspace.NO_FILE
+
+
 def write_memory(agent: Agent, body: str, *, base_hash: str | None = None) -> None:
     """Replace MEMORY.md atomically (an intended edit: owner or the agent's rewrite).
     With base_hash, Conflict when MEMORY.md changed since that hash was read."""
@@ -156,6 +164,13 @@ def existing_note_path(agent: Agent, name: str) -> str:
             if workspace.exists(rel):
                 return rel
         raise
+
+
+def read_note_with_hash(agent: Agent, name: str) -> workspace.FileText | None:
+    """A note as an editor opens it (as read_memory_with_hash), by any name
+    existing_note_path takes; None when there is no such note. InvalidInput (422) for a
+    name that is not a note's, PathRefused for a path the workspace refuses."""
+    return workspace.read_file_locked(existing_note_path(agent, name))
 
 
 def note_exists(agent: Agent, name: str) -> bool:

@@ -68,10 +68,6 @@ class Caller:
     job: str | None = None
     channel: str | None = None
 
-    @property
-    def is_job(self) -> bool:
-        return self.job is not None or (self.channel is not None and is_job_source(self.channel))
-
     def source(self, stated: object = None, *, default: str = REST_DEFAULT) -> str:
         """The source of a write this caller makes.
 

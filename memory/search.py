@@ -3,9 +3,10 @@
 Plain words, ranked, explainable — the rules (docs/decisions.md, "Search"):
 
 - Query and text are compared folded (`memory.text.fold`); the query is split into words
-  (`memory.text.words`). A word of four or more characters matches anywhere inside a word
-  of the text (`sach` in `sachs`); a shorter one only whole (`doc` is not in `docs`); a run
-  of Han, Kana or Hangul anywhere at any length (`心跳`).
+  once, where it comes in (`memory.query.Query`: each word with the rule it matches by).
+  A word of four or more characters matches anywhere inside a word of the text (`sach` in
+  `sachs`); a shorter one only whole (`doc` is not in `docs`); a run of Han, Kana or Hangul
+  anywhere at any length (`心跳`).
 - An entry is a block of lines (`memory.text.blocks`: a paragraph, or a list item with its
   continuation lines, capped) of MEMORY.md or any `.md` below the agent's `memory/` — the
   wiki's machine block left out — or one fact (description and body together).
@@ -38,6 +39,7 @@ from memory import search_index, workspace
 from memory import text as text_rules
 from memory.errors import InvalidInput
 from memory.models import Agent
+from memory.query import WHOLE, Query, QueryWord, as_query
 
 DEFAULT_LIMIT = 12
 MAX_LIMIT = 100
@@ -113,16 +115,11 @@ class _Word:
         return "(" + " OR ".join(f'"{token}"' for token in self.tokens) + ")"
 
 
-def _rule(word: str) -> str:
-    if text_rules.is_short(word):
-        return "whole"
-    return "anywhere" if text_rules.is_spaceless(word) else "inside"
-
-
-def _expand(index: search_index.Index, word: str) -> tuple[list[str], list[int]]:
+def _expand(index: search_index.Index, query_word: QueryWord) -> tuple[list[str], list[int]]:
     """The words of the text a query word matches (SPEC §6.1 word rules)."""
     db = index.db
-    if text_rules.is_short(word):
+    word = query_word.text
+    if query_word.rule == WHOLE:
         rows = db.execute("SELECT token, id FROM tokens WHERE token = ?", (word,)).fetchall()
     elif len(word) >= 3:
         rows = db.execute(
@@ -143,10 +140,11 @@ def weight(df: int, entries: int) -> int:
     return round(1000 * math.log(1 + (entries - df + 0.5) / (df + 0.5)))
 
 
-def _parse(index: search_index.Index, query: str, scope_ids: list[int]) -> tuple[list[_Word], int]:
-    words = text_rules.words(query)
-    if not words:
-        raise InvalidInput("The query has no letters or digits to search for.")
+def _weigh(
+    index: search_index.Index, query: Query, scope_ids: list[int]
+) -> tuple[list[_Word], int]:
+    """The query's words with the words of the text each matches and its weight over the
+    scopes `scope_ids`; and how many entries those scopes hold."""
     db = index.db
     marks = ",".join("?" * len(scope_ids))
     total = 0
@@ -155,8 +153,8 @@ def _parse(index: search_index.Index, query: str, scope_ids: list[int]) -> tuple
             f"SELECT coalesce(sum(entries), 0) FROM scopes WHERE id IN ({marks})", scope_ids
         ).fetchone()[0]
     parsed = []
-    for word in words:
-        tokens, ids = _expand(index, word)
+    for query_word in query.words:
+        tokens, ids = _expand(index, query_word)
         df = 0
         for start in range(0, len(ids), 400):
             chunk = ids[start : start + 400]
@@ -166,7 +164,7 @@ def _parse(index: search_index.Index, query: str, scope_ids: list[int]) -> tuple
                     f"AND token IN ({','.join('?' * len(chunk))})",
                     [*scope_ids, *chunk],
                 ).fetchone()[0]
-        parsed.append(_Word(word, tokens, ids, df, weight(df, total), frozenset(tokens)))
+        parsed.append(_Word(query_word.text, tokens, ids, df, weight(df, total), frozenset(tokens)))
     return parsed, total
 
 
@@ -414,7 +412,7 @@ def _refresh(index: search_index.Index, paths: Iterable[str]) -> None:
         raise
 
 
-def _run(query: str, pools: list[_Pool], limit: int, *, merge: bool) -> list[Hit]:
+def _run(query: Query, pools: list[_Pool], limit: int, *, merge: bool) -> list[Hit]:
     """The best `limit` hits (SPEC §6.1): of the one pool, or (merge) of every pool ranked
     on its own and interleaved by rank (§6.2), all words first across the pools. Only the
     rows kept are read back from their files."""
@@ -434,12 +432,12 @@ def _run(query: str, pools: list[_Pool], limit: int, *, merge: bool) -> list[Hit
     raise AssertionError("unreachable")
 
 
-def _select(index, query, pools, limit) -> tuple[list[list[_Row]], list[_Word]]:
+def _select(index, query: Query, pools, limit) -> tuple[list[list[_Row]], list[_Word]]:
     """Each pool's best `limit` rows, words weighed over all the pools' scopes (one pool
     for memory_search; for the owner's search of everything, so that ranks compare)."""
     db = index.db
     every = sorted({scope_id for pool in pools for scope_id in pool.scope_ids})
-    words, _ = _parse(index, query, every)
+    words, _ = _weigh(index, query, every)
     rows = [_full(db, pool.tables, words, limit) for pool in pools]
     if not any(rows) and len(words) > 1:
         rows = [_partial(db, pool.tables, words, limit) for pool in pools]
@@ -477,7 +475,11 @@ def _check_limit(limit: int) -> int:
 
 
 def search(
-    query: str, *, agent: Agent | None, include_user: bool = True, limit: int = DEFAULT_LIMIT
+    query: Query | str,
+    *,
+    agent: Agent | None,
+    include_user: bool = True,
+    limit: int = DEFAULT_LIMIT,
 ) -> list[Hit]:
     """memory_search (SPEC §6.1): the agent's MEMORY.md and memory/**/*.md, plus the shared
     facts when include_user, ranked as one pool. At most `limit` hits, best first.
@@ -485,8 +487,7 @@ def search(
     Raises InvalidInput for a query without letters or digits or a limit outside 1–100.
     """
     _check_limit(limit)
-    if not text_rules.words(query):
-        raise InvalidInput("The query has no letters or digits to search for.")
+    query = as_query(query)
     if agent is None:
         if not include_user:
             return []
@@ -496,11 +497,13 @@ def search(
     return _run(query, [pool], limit, merge=False)
 
 
-def explain(query: str, *, agent: Agent | None = None, include_user: bool = True) -> Explained:
+def explain(
+    query: Query | str, *, agent: Agent | None = None, include_user: bool = True
+) -> Explained:
     """How each word of the query counts in the scope `search` (or, without an agent,
-    `search_all`) would search: its rule, in how many entries it stands, its weight."""
-    if not text_rules.words(query):
-        raise InvalidInput("The query has no letters or digits to search for.")
+    `search_window`) would search: its rule, in how many entries it stands, its weight.
+    Raises InvalidInput for a query without letters or digits."""
+    query = as_query(query)
     index = search_index.get()
     search_index.catch_up(index)
     if agent is not None:
@@ -510,12 +513,12 @@ def explain(query: str, *, agent: Agent | None = None, include_user: bool = True
     for pool in pools:
         _open_pool(index, pool)
     scope_ids = sorted({scope_id for pool in pools for scope_id in pool.scope_ids})
-    words, total = _parse(index, query, scope_ids)
+    words, total = _weigh(index, query, scope_ids)
     return Explained(
         total,
         [
-            WordWeight(w.word, _rule(w.word), w.df, w.weight / 1000, sorted(w.tokens)[:20])
-            for w in words
+            WordWeight(w.word, q.rule, w.df, w.weight / 1000, sorted(w.tokens)[:20])
+            for w, q in zip(words, query.words, strict=True)
         ],
     )
 
@@ -526,20 +529,13 @@ def _all_pools() -> list[_Pool]:
     return pools
 
 
-def search_all(query: str, *, agent_id: str | None = None, limit: int = DEFAULT_LIMIT) -> list[Hit]:
-    """GET /api/memory/search (SPEC §6.2). With agent_id: that agent's files and the user
-    scope, as `search` ranks them. Without: every agent's results and the user scope's,
-    each ranked on its own (words weighed over all of them, so ranks compare) and
-    interleaved by rank. Raises NotFound for an unknown agent, InvalidInput as `search`."""
-    _check_limit(limit)
-    return _search_all(query, agent_id=agent_id, limit=limit)
-
-
-def _search_all(query: str, *, agent_id: str | None, limit: int) -> list[Hit]:
+def _search_all(query: Query, *, agent_id: str | None, limit: int) -> list[Hit]:
+    """SPEC §6.2. With agent_id: that agent's files and the user scope, as `search` ranks
+    them. Without: every agent's results and the user scope's, each ranked on its own
+    (words weighed over all of them, so ranks compare) and interleaved by rank. Raises
+    NotFound for an unknown agent, InvalidInput as `search`."""
     from memory.agents import get_agent_or_404
 
-    if not text_rules.words(query):
-        raise InvalidInput("The query has no letters or digits to search for.")
     if agent_id is not None:
         pool = _agent_pool(get_agent_or_404(agent_id), include_user=True)
         return _run(query, [pool], limit, merge=False)
@@ -562,20 +558,23 @@ class Window:
 
 
 def search_window(
-    query: str,
+    query: Query | str,
     *,
     agent_id: str | None = None,
     offset: int = 0,
     limit: int = DEFAULT_LIMIT,
     count_up_to: int = COUNT_CAP,
 ) -> Window:
-    """A page of `search_all`'s ranked results and how many there are, for lists a person
-    pages through (the management pages, `GET /api/memory/search?offset=`). The ranking
-    is exactly search_all's; the count is exact up to `count_up_to` (then `capped`).
-    Raises InvalidInput as search_all does, and for a negative offset."""
+    """A page of the ranked results across scopes (SPEC §6.2: with `agent_id`, that agent's
+    files and the user scope; without, every agent's and the user scope's, each ranked on
+    its own and interleaved by rank) and how many there are, for lists a person pages
+    through (the management pages, `GET /api/memory/search`). The count is exact up to
+    `count_up_to` (then `capped`). Raises NotFound for an unknown agent, InvalidInput for
+    a query without letters or digits, a bad limit or a negative offset."""
     _check_limit(limit)
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
         raise InvalidInput("offset must be a whole number, 0 or more.")
+    query = as_query(query)
     wanted = max(count_up_to, offset + limit) + 1
     found = _search_all(query, agent_id=agent_id, limit=wanted)
     capped = len(found) >= wanted

@@ -31,10 +31,11 @@ from pathlib import Path
 
 import jsonschema
 
-from memory import workspace
+from memory.attribution import attributed
 from memory.errors import InvalidInput, NotFound
 from memory.models import Agent
 from memory.presence import refuse_source_argument
+from memory.query import Query
 from memory.text import refuse_unencodable
 
 PROMPTS_DIR = Path(__file__).resolve().parent / "prompts" / "tools"
@@ -315,7 +316,7 @@ def call_tool_result(
     refuse_unencodable(arguments, "arguments")
     # Versions of the files the tool changes name this agent and the call's source.
     actor = source if source.startswith("job:") else f"agent:{agent.id}"
-    with workspace.attributed(actor=actor, source=source, via="tool"):
+    with attributed(actor=actor, source=source, via="tool"):
         result = tool.func(agent, source=source, **arguments)
     return result if isinstance(result, ToolResult) else ToolResult(text=str(result))
 
@@ -380,15 +381,13 @@ def memory_search(
     """The §6.1 search of this agent's memory and the shared facts. OpenClaw's arguments:
     `maxResults` (capped at 12), `minScore` (0–1: the share of the query's words an entry
     must hold), `corpus` (accepted and ignored: there is one corpus here)."""
-    from memory import search, text
+    from memory import search
 
-    words = text.words(query)
-    if not words:
-        raise InvalidInput("The query has no letters or digits to search for.")
+    parsed = Query.parse(query)
     limit = min(maxResults or SEARCH_CAP, SEARCH_CAP)
-    hits = search.search(query, agent=agent, limit=limit)
+    hits = search.search(parsed, agent=agent, limit=limit)
     if minScore:
-        hits = [hit for hit in hits if hit.score / len(words) >= minScore]
+        hits = [hit for hit in hits if hit.score / len(parsed.words) >= minScore]
     data = {
         "results": [
             {

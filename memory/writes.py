@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
 from memory import facts, notes, workspace
+from memory.attribution import attributed
 from memory.errors import Conflict, Forbidden, InvalidInput, NotFound
 from memory.models import Agent
 from memory.presence import is_job_source, validate_source
@@ -53,7 +54,7 @@ def _sourced(func: F) -> F:
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         source = kwargs.get("source")
-        with workspace.attributed(source=source if isinstance(source, str) else ""):
+        with attributed(source=source if isinstance(source, str) else ""):
             return func(*args, **kwargs)
 
     return wrapper  # type: ignore[return-value]

@@ -5,6 +5,8 @@ from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse
 
+from memory.attribution import attributed
+
 POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
     "img-src 'self' data:; object-src 'none'; base-uri 'self'; frame-ancestors 'self'; "
@@ -78,10 +80,9 @@ class AttributionMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        from memory import workspace
         from memory.auth import attribution_of
 
-        with workspace.attributed(resolve=lambda: attribution_of(request)):
+        with attributed(resolve=lambda: attribution_of(request)):
             return self.get_response(request)
 
 

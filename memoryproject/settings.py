@@ -3,7 +3,6 @@
 import datetime as dt
 import os
 import re
-from decimal import Decimal
 from pathlib import Path
 
 import dj_database_url
@@ -394,16 +393,7 @@ MEMORY_LLM_CONTEXT_TOKENS = env_int("MEMORY_LLM_CONTEXT_TOKENS", 0)
 MEMORY_RUN_LEASE_SECONDS = env_int("MEMORY_RUN_LEASE_SECONDS", 120)
 # A run no worker claimed within this is lost too (its task vanished with a cluster).
 MEMORY_RUN_QUEUED_LEASE_SECONDS = env_int("MEMORY_RUN_QUEUED_LEASE_SECONDS", 30 * 60)
-# US dollars per million tokens: (input, output). Unknown models cost 0 and say so.
-MEMORY_LLM_PRICES = {
-    "gpt-4o": (Decimal("2.50"), Decimal("10.00")),
-    "gpt-4o-mini": (Decimal("0.15"), Decimal("0.60")),
-    "gpt-4.1": (Decimal("2.00"), Decimal("8.00")),
-    "gpt-4.1-mini": (Decimal("0.40"), Decimal("1.60")),
-    "claude-sonnet-4-5": (Decimal("3.00"), Decimal("15.00")),
-    "claude-haiku-4-5": (Decimal("1.00"), Decimal("5.00")),
-    "claude-opus-4-1": (Decimal("15.00"), Decimal("75.00")),
-}
+# What each model costs is data, not a setting: memory/jobs/prices.toml.
 
 LOGGING = {
     "version": 1,

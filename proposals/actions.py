@@ -44,6 +44,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from memory import textdiff, workspace
+from memory.attribution import attributed
 from memory.errors import Conflict, InvalidInput, NotFound
 from proposals.models import Proposal
 
@@ -136,6 +137,17 @@ def previous_texts(proposal: Proposal) -> dict[str, str | None]:
         return {path: previous.get(path) for path in paths}
     # A single-path kind stores the bare text (or None when the file did not exist).
     return {path: previous for path in paths}
+
+
+def stale_paths(proposal: Proposal) -> set[str]:
+    """The paths the proposal writes whose file changed since it was proposed: its
+    recorded base hash no longer matches the file (what approving them would refuse)."""
+    bases = proposal.base_hashes or {}
+    return {
+        path
+        for path in planned_writes(proposal)
+        if path in bases and workspace.file_hash(path) != bases[path]
+    }
 
 
 def _base_hashes(proposal: Proposal) -> dict[str, str]:
@@ -325,7 +337,7 @@ def _stored_or_404(proposal: Proposal) -> Proposal:
 def _decision_attributed(row: Proposal, what: str, by: str):
     """The versions an approval or undo writes name who decided, the proposal, its run and
     the source that asked for it."""
-    return workspace.attributed(
+    return attributed(
         actor=by,
         source=row.source,
         proposal=row.pk,
@@ -413,52 +425,16 @@ def approve(
         raise Conflict(f"Proposal {row.pk} was already decided ({row.status}).", status=row.status)
     writes, decision = _chosen_writes(row, paths=paths, texts=texts, hunks=hunks)
     decision.update(extra or {})
-    bases = _base_hashes(row)
-    batch = _is_batch(_KINDS.get(row.kind)) or len(planned_writes(row)) > 1
-    stale: list[str] = []
     # Lock order everywhere: files first, then the database (consolidation proposes while
     # holding MEMORY.md's lock). The locks are held until after the commit, so nobody can
     # slip a write between the hash check and the commit.
-    planned = {path: workspace.hash_text(text) for path, text in writes.items()}
     with _decision_attributed(row, "approval", by), _locked_all(list(writes)):
         with transaction.atomic():
             current = {path: workspace.file_hash(path) for path in writes}
-            # A target already holding the planned bytes was written by an approval that
-            # died before its commit (see the module docstring): it counts as applied.
-            stale = [
-                path for path in writes if current[path] not in (bases.get(path), planned[path])
-            ]
-            if stale and batch and len(stale) < len(writes):
-                if not skip_stale:
-                    raise Conflict(
-                        f"Proposal {row.pk}: {', '.join(sorted(stale))} changed since it was "
-                        "proposed. Apply the other pages (they mark these superseded), or "
-                        "reject the batch.",
-                        status=PENDING,
-                        stale=sorted(stale),
-                    )
-                decision["superseded_pages"] = sorted(stale)
-                writes = {path: text for path, text in writes.items() if path not in stale}
-                planned = {path: planned[path] for path in writes}
-                stale = []
+            writes, stale = _without_stale(row, writes, current, decision, skip=skip_stale)
             _claim(proposal, SUPERSEDED if stale else APPROVED, by=by, now=timezone.now())
             if not stale:
-                plan = planned_writes(row)
-                own = {} if writes == plan else writes
-                Proposal.objects.filter(pk=proposal.pk).update(
-                    applied_hashes=planned, applied_writes=own, decision=decision
-                )
-                # Last: a failing write raises out of the atomic block and rolls back.
-                _write_texts({p: t for p, t in writes.items() if current[p] != planned[p]})
-                for path in writes:
-                    if current[path] == planned[path]:
-                        # Already on disk: its version is this approval's, not an
-                        # "edited outside the app" one.
-                        workspace.adopt(path)
-                superseded = _supersede_siblings(row, written=planned)
-                if superseded:
-                    decision["superseded"] = superseded
-                    Proposal.objects.filter(pk=proposal.pk).update(decision=decision)
+                _write_approved(row, writes, current, decision)
     proposal.refresh_from_db()
     if stale:
         raise Conflict(
@@ -468,6 +444,62 @@ def approve(
         )
     _after_write(proposal)
     return proposal
+
+
+def _without_stale(
+    row: Proposal,
+    writes: dict[str, str | None],
+    current: dict[str, str],
+    decision: dict,
+    *,
+    skip: bool,
+) -> tuple[dict[str, str | None], list[str]]:
+    """(what to write, the targets changed since the proposal). A target already holding
+    the planned bytes was written by an approval that died before its commit (see the
+    module docstring): it counts as applied. In a batch with some pages changed, those
+    pages are left out and recorded in `decision` when `skip`, else Conflict (pending)."""
+    bases = _base_hashes(row)
+    stale = [
+        path
+        for path, text in writes.items()
+        if current[path] not in (bases.get(path), workspace.hash_text(text))
+    ]
+    batch = _is_batch(_KINDS.get(row.kind)) or len(planned_writes(row)) > 1
+    if not (stale and batch and len(stale) < len(writes)):
+        return writes, stale
+    if not skip:
+        raise Conflict(
+            f"Proposal {row.pk}: {', '.join(sorted(stale))} changed since it was "
+            "proposed. Apply the other pages (they mark these superseded), or "
+            "reject the batch.",
+            status=PENDING,
+            stale=sorted(stale),
+        )
+    decision["superseded_pages"] = sorted(stale)
+    return {path: text for path, text in writes.items() if path not in stale}, []
+
+
+def _write_approved(
+    row: Proposal, writes: dict[str, str | None], current: dict[str, str], decision: dict
+) -> None:
+    """Record what the approval writes on its (claimed) row, then write it — last, so a
+    failing write raises out of the caller's atomic block and rolls the row back — and
+    supersede the pending proposals it made impossible."""
+    planned = {path: workspace.hash_text(text) for path, text in writes.items()}
+    own = {} if writes == planned_writes(row) else writes
+    Proposal.objects.filter(pk=row.pk).update(
+        applied_hashes=planned, applied_writes=own, decision=decision
+    )
+    _write_texts({p: t for p, t in writes.items() if current[p] != planned[p]})
+    for path in writes:
+        if current[path] == planned[path]:
+            # Already on disk: its version is this approval's, not an "edited outside the
+            # app" one.
+            workspace.adopt(path)
+    superseded = _supersede_siblings(row, written=planned)
+    if superseded:
+        decision["superseded"] = superseded
+        Proposal.objects.filter(pk=row.pk).update(decision=decision)
 
 
 def _supersede_siblings(row: Proposal, *, written: dict[str, str]) -> list[int]:

@@ -3,6 +3,7 @@ nothing ever reads or writes a real home."""
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from pathlib import Path
 
@@ -10,42 +11,37 @@ import pytest
 from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
+from memory import clock
 from memory.models import Agent, ApiToken
 from tests.fakellm import FakeLLM
 
-MODEL_TESTS = Path(__file__).resolve().parent / "model"
+TESTS = Path(__file__).resolve().parent
+# Suites of their own, left out of `make test` (the default suite a developer runs before
+# every commit): each is collected only when a command names its folder (or a file in it).
+SEPARATE_SUITES = {
+    TESTS / "ops": "make test-slow",  # real server and worker processes, killed and restarted
+    TESTS / "browser": "make test-browser",  # a real Chromium
+    TESTS / "model": "make test-model",  # a real model server
+}
 
 
-def pytest_addoption(parser):
-    parser.addoption(
-        "--run-slow",
-        action="store_true",
-        help="also run the process-level tests marked slow (make test-slow; .ci/run does)",
-    )
-    parser.addoption(
-        "--model-tests",
-        action="store_true",
-        help="collect tests/model (a real model server; `make test-model`)",
-    )
+def _named(folder: Path, config) -> bool:
+    for arg in config.args:
+        path = (Path(config.invocation_params.dir) / arg.split("::")[0]).resolve()
+        if path == folder or folder in path.parents:
+            return True
+    return False
 
 
 def pytest_ignore_collect(collection_path, config):
-    """tests/model talks to a real model and takes minutes: only `make test-model`
-    (pytest tests/model --model-tests) collects it, so `make test` stays fast."""
-    if config.getoption("--model-tests"):
-        return None
-    if collection_path == MODEL_TESTS or MODEL_TESTS in collection_path.parents:
-        return True
+    """tests/ops, tests/browser and tests/model take minutes: `pytest` (and `make test`)
+    collects none of them; `pytest tests/ops` (`make test-slow`), `pytest tests/browser`
+    and `pytest tests/model` do."""
+    for folder in SEPARATE_SUITES:
+        inside = collection_path == folder or folder in collection_path.parents
+        if inside and not _named(folder, config):
+            return True
     return None
-
-
-def pytest_collection_modifyitems(config, items):
-    if config.getoption("--run-slow"):
-        return
-    skip = pytest.mark.skip(reason="slow process-level test: run by `make test-slow` (.ci/run)")
-    for item in items:
-        if "slow" in item.keywords:
-            item.add_marker(skip)
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -55,6 +51,16 @@ def _live_server_backlog():
     from django.core.servers.basehttp import WSGIServer
 
     WSGIServer.request_queue_size = 128
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _fast_password_hasher():
+    """Django's PBKDF2 takes about half a second per password on a small machine, and most
+    tests create the owner: the session hashes with MD5 (Django's advice for test suites).
+    Processes a test starts keep the real hashers."""
+    from django.conf import settings as django_settings
+
+    django_settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -100,6 +106,13 @@ def workspace(tmp_path, settings):
             os.environ.pop(name, None)
         else:
             os.environ[name] = value
+
+
+@pytest.fixture
+def owner_today() -> dt.date:
+    """Today in the owner's time zone (MEMORY_TIME_ZONE, SPEC §4.2): the day a note, a
+    fact's `updated` or a page's `updated` is stamped with."""
+    return clock.today()
 
 
 @pytest.fixture
@@ -177,7 +190,7 @@ def anon_client(workspace) -> APIClient:
 @pytest.fixture
 def fake_llm(settings):
     """An OpenAI-compatible fake at MEMORY_LLM_BASE_URL, model gpt-4o-mini (priced in
-    settings), fast retries, a 2-second timeout."""
+    memory/jobs/prices.toml), fast retries, a 2-second timeout."""
     from memory.jobs.llm import forget_endpoints
 
     forget_endpoints()

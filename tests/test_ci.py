@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,29 +47,54 @@ def test_the_readme_opens_with_make_run_and_make_test():
     assert "make test" in commands
 
 
-def test_ci_runs_the_model_tests_after_the_suite_and_make_test_leaves_them_out():
+def _recipe(makefile: str, target: str) -> str:
+    recipe = re.search(rf"^{target}:.*\n((?:\t.*\n)+)", makefile, re.MULTILINE)
+    assert recipe, f"Makefile has a {target} target"
+    return recipe.group(1)
+
+
+def test_ci_runs_every_suite_and_make_test_all_names_them():
     commands = _commands(ROOT / ".ci" / "run")
     tests = [i for i, c in enumerate(commands) if re.fullmatch(r"(\S+=\S+ )*make test", c)]
-    models = [i for i, c in enumerate(commands) if c == "make test-model"]
-    assert tests and models and models[0] > tests[0]
+    assert len(tests) == 2, "make test on SQLite, then on PostgreSQL"
+    for target in ("make test-browser", "make test-model", "make test-slow"):
+        assert target in commands, target
+        assert commands.index(target) > tests[0]
     makefile = (ROOT / "Makefile").read_text()
-    recipe = re.search(r"^test-model:.*\n((?:\t.*\n)+)", makefile, re.MULTILINE)
-    assert recipe and "tests/model --model-tests" in recipe.group(1)
+    assert "pytest tests/ops " in _recipe(makefile, "test-slow")
+    assert "pytest tests/browser " in _recipe(makefile, "test-browser")
+    assert "pytest tests/model " in _recipe(makefile, "test-model")
+    assert "--durations=20" in _recipe(makefile, "test")
+    everything = re.search(r"^test-all:(.*)$", makefile, re.MULTILINE)
+    assert everything and everything.group(1).split() == [
+        "test",
+        "test-browser",
+        "test-slow",
+        "test-model",
+    ]
 
 
-def test_tests_model_is_collected_only_with_model_tests():
-    import subprocess
-    import sys
+def _collected(*args: str) -> str:
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    return result.stdout
 
-    def collected(*args: str) -> str:
-        result = subprocess.run(
-            [sys.executable, "-m", "pytest", "--collect-only", "-q", *args],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        return result.stdout
 
-    assert "tests/model/" not in collected("tests/model")
-    assert "tests/model/test_real_model.py::" in collected("tests/model", "--model-tests")
+def test_the_separate_suites_are_collected_only_when_named():
+    separate = ("ops", "browser", "model")
+    # `pytest tests` with everything else left out: the three folders are not collected.
+    others = [
+        f"--ignore=tests/{path.name}"
+        for path in sorted((ROOT / "tests").iterdir())
+        if path.name not in separate
+    ]
+    unnamed = _collected("tests", *others)
+    assert "no tests collected" in unnamed, unnamed
+    named = _collected("tests/ops", "tests/browser", "tests/model/test_real_model.py")
+    for folder in separate:
+        assert f"tests/{folder}/" in named, named

@@ -1,6 +1,7 @@
 """The house rules of docs/architecture.md, checked on the code itself (ast, no imports run):
-no import circle, memory never imports wiki, proposals imports only memory's core, and only
-memory/workspace.py touches files."""
+no import circle, memory never imports wiki, proposals imports only memory's core, only the
+workspace package (memory/workspace/) touches files, the rest of the app uses it through its
+face (`memory.workspace`), and interfaces never import it: they call scope operations."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ APPS = ("memory", "proposals", "wiki", "memoryproject")
 # What proposals may use of memory: the bottom layer, nothing that imports proposals back.
 MEMORY_CORE = {
     "memory.workspace",
+    "memory.attribution",
     "memory.text",
     "memory.textdiff",
     "memory.errors",
@@ -120,6 +122,7 @@ def test_it_finds_the_apps_modules():
         MODULES
     )
     assert "memory.jobs.runs" in GRAPH["memory.jobs.nightly"]
+    assert "memory.workspace.locks" in GRAPH["memory.workspace"]
 
 
 def test_the_cycle_finder_sees_a_circle():
@@ -135,6 +138,96 @@ def test_memory_never_imports_wiki():
         module: sorted(target for target in targets if target.startswith("wiki"))
         for module, targets in GRAPH.items()
         if module.split(".")[0] == "memory"
+    }
+    assert {module: found for module, found in offenders.items() if found} == {}
+
+
+# --- the workspace package -----------------------------------------------------------------
+
+WORKSPACE = "memory.workspace"
+
+
+def _in_workspace(module: str) -> bool:
+    return module == WORKSPACE or module.startswith(WORKSPACE + ".")
+
+
+def _imports_workspace(targets: set[str]) -> list[str]:
+    return sorted(target for target in targets if _in_workspace(target))
+
+
+# Interfaces: the ways in (REST, pages, MCP, admin, template tags, tools, tasks, the
+# middleware). They call scope operations, which call the workspace: so every rule about a
+# file lives in its operation, and every interface gets it.
+INTERFACE_PACKAGES = ("memory.api", "memory.manage", "memory.mcp")
+INTERFACE_MODULES = {
+    "memory.tools",
+    "wiki.tools",
+    "memory.tasks",
+    "memory.jobs.tasks",
+    "memoryproject.middleware",
+}
+INTERFACE_NAMES = {"admin", "api", "views", "forms", "urls", "manage_urls"}
+
+
+def is_interface(module: str) -> bool:
+    parts = module.split(".")
+    return (
+        any(module == p or module.startswith(p + ".") for p in INTERFACE_PACKAGES)
+        or module in INTERFACE_MODULES
+        or "templatetags" in parts
+        or parts[-1] in INTERFACE_NAMES
+    )
+
+
+def test_it_knows_the_interfaces():
+    interfaces = {module for module in MODULES if is_interface(module)}
+    assert {
+        "memory.api.user",
+        "memory.manage.memory",
+        "memory.mcp.server",
+        "memory.admin",
+        "memory.templatetags.memory_pages",
+        "wiki.api",
+        "wiki.views",
+        "proposals.admin",
+        "memoryproject.middleware",
+    } <= interfaces
+    assert not {"memory.notes", "memory.facts", "memory.reading", "proposals.actions"} & interfaces
+
+
+def test_the_rule_sees_an_interface_that_imports_the_workspace():
+    graph = {"memory.api.user": {"memory.facts", "memory.workspace"}, "memory.facts": set()}
+    assert {m: _imports_workspace(t) for m, t in graph.items() if is_interface(m)} == {
+        "memory.api.user": ["memory.workspace"]
+    }
+
+
+def test_interfaces_never_import_the_workspace():
+    offenders = {
+        module: _imports_workspace(targets)
+        for module, targets in GRAPH.items()
+        if is_interface(module) and _imports_workspace(targets)
+    }
+    assert offenders == {}, "call a scope operation (e.g. notes.read_memory_with_hash) instead"
+
+
+def test_the_workspace_is_used_through_its_face():
+    """Outside the package, only `memory.workspace` itself is imported, never one of its
+    modules: what the package offers is its `__all__`."""
+    offenders = {
+        module: sorted(t for t in targets if _in_workspace(t) and t != WORKSPACE)
+        for module, targets in GRAPH.items()
+        if not _in_workspace(module)
+    }
+    assert {module: found for module, found in offenders.items() if found} == {}
+
+
+def test_the_workspace_imports_nothing_above_it():
+    allowed = {"memory.errors", "memory.attribution"}
+    offenders = {
+        module: sorted(t for t in targets if not _in_workspace(t) and t not in allowed)
+        for module, targets in GRAPH.items()
+        if _in_workspace(module)
     }
     assert {module: found for module, found in offenders.items() if found} == {}
 
@@ -185,7 +278,7 @@ ALLOWED = {
     ("memory/management/commands/memory_init.py", "open"),
     # The search index: a cache of its own under MEMORY_SEARCH_DIR, on the host's disk and
     # never under MY_AGENT_HOME (index_path refuses that); memory files are read for it
-    # through memory.workspace.
+    # through the workspace package.
     ("memory/search_index.py", "mkdir"),
     ("memory/search_index.py", "open"),  # the build lock file
     ("memory/search_index.py", "replace"),  # a new index swapped in
@@ -215,11 +308,13 @@ def _file_calls(path: Path) -> set[str]:
 @pytest.mark.parametrize(
     "rel",
     sorted(
-        str(path.relative_to(ROOT))
-        for path in MODULES.values()
-        if path.relative_to(ROOT).as_posix() != "memory/workspace.py"
+        str(path.relative_to(ROOT)) for module, path in MODULES.items() if not _in_workspace(module)
     ),
 )
-def test_only_the_workspace_module_touches_files(rel):
+def test_only_the_workspace_package_touches_files(rel):
     calls = {name for name in _file_calls(ROOT / rel) if (rel, name) not in ALLOWED}
     assert calls == set(), f"{rel} calls {sorted(calls)}: go through memory.workspace"
+
+
+def test_the_workspace_package_is_where_the_file_calls_are():
+    assert _file_calls(ROOT / "memory/workspace/writing.py") >= {"open", "replace", "unlink"}

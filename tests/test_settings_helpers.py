@@ -13,6 +13,7 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
 
+from memory.management.commands import memory_init
 from memoryproject.settings import env_bool, env_float, env_int
 
 
@@ -133,3 +134,18 @@ def test_with_a_secret_key_in_the_environment_no_key_file_is_kept(db, workspace,
         timeout=60,
     )
     assert done.stdout.strip() == "None", done.stderr
+
+
+def test_the_secret_key_file_and_a_loose_file_are_made_0600(tmp_path):
+    """Files that hold secrets are readable by this OS user only (the SQLite database too:
+    tests/spec/test_s18_running.py)."""
+    key_file = tmp_path / "var" / "secret_key"
+    key = memory_init.secret_key_from(key_file)
+    assert len(key) >= 50
+    assert stat.S_IMODE(os.stat(key_file).st_mode) == 0o600
+    assert memory_init.secret_key_from(key_file) == key
+    loose = tmp_path / "loose"
+    loose.write_text("k")
+    os.chmod(loose, 0o644)
+    memory_init.private_file(loose)
+    assert stat.S_IMODE(os.stat(loose).st_mode) == 0o600

@@ -21,6 +21,7 @@ from memory.api.pagination import page_parameters, page_schema, paged
 from memory.api.serializers import RunAnswerSerializer, RunSerializer, TextField
 from memory.auth import agent_for
 from memory.errors import InvalidInput
+from memory.query import Query
 from wiki import compile as wiki_compile
 from wiki import pages
 from wiki.vault import KINDS
@@ -100,8 +101,8 @@ class WikiTocView(APIView):
     )
     def get(self, request: Request, agent_id: str) -> Response:
         agent = agent_for(request, agent_id)
-        q = request.query_params.get("q") or None
-        listed = pages.list_pages(agent, q)
+        q = request.query_params.get("q")
+        listed = pages.list_pages(agent, Query.parse(q) if q else None)
         return paged(request, listed, lambda window: [page.toc() for page in window])
 
 

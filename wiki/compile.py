@@ -13,9 +13,10 @@ consolidation alike):
    model's window (memory.jobs.window: notes and pages shrink together; "prompt too long
    for model" → `failed`, no call); ask the model (prompts in wiki/prompts/compile_*.md,
    the answer constrained to wiki/prompts/compile_schema.json).
-3. Parse the §13.1 answer strictly: not an object, `pages` not a list, a page with a
-   missing or wrongly typed field, an unknown kind or a title without a letter → the run
-   fails and nothing is written. Pages without a valid source — none given, none in the
+3. Check the §13.1 answer against compile_schema.json (memory.jobs.answers: not an
+   object, `pages` not a list, a page with a missing, unexpected or wrongly typed field,
+   an unknown kind or status) and read it: a title without a letter → the run fails and
+   nothing is written. Pages without a valid source — none given, none in the
    note/conv format, or only notes that do not exist — are dropped here, by code, before
    anything is proposed, and counted in the summary.
 4. One `wiki_compile` proposal: every page's whole new text (author part from the model,
@@ -31,6 +32,7 @@ had (the model's are added to them): what the page was built from stays true.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -52,7 +54,6 @@ from proposals.actions import BaseKind, apply_now, planned_writes, propose
 from proposals.diff import Presented, Presenter
 from wiki import graph, lint, pages
 from wiki.vault import (
-    KINDS,
     Vault,
     join_page,
     load,
@@ -185,75 +186,53 @@ class ParsedBatch:
     dropped: list[str] = field(default_factory=list)  # why each dropped page was dropped
 
 
-def _text_list(item: dict, key: str, where: str, *, required: bool) -> list[str] | None:
-    if key not in item or item[key] is None:
-        if required:
-            return None
-        return []
-    value = item[key]
-    if not isinstance(value, list) or not all(isinstance(entry, str) for entry in value):
-        raise BadAnswer(f"{where}.{key} is not a list of texts")
-    return value
-
-
-def parse_batch(data: object, *, note_exists) -> ParsedBatch:
-    """Check a §13.1 compile answer. Structural faults raise BadAnswer; pages without a
-    valid source are dropped (not an error: that check is the code's, not the model's).
-    `note_exists(name)` says whether `note:<name>` names a real note of the agent."""
-    if not isinstance(data, dict) or not isinstance(data.get("pages"), list):
-        raise BadAnswer('the answer is not {"pages": [...]}')
+def parse_batch(data: dict[str, Any], *, note_exists: Callable[[str], bool]) -> ParsedBatch:
+    """A §13.1 compile answer, already checked against compile_schema.json, read into the
+    pages to propose. What no schema can state is checked here: a title needs a letter or
+    digit (it names the page, §10.2; BadAnswer otherwise); a page needs a valid source —
+    `note:`/`conv:` form, and a note that exists, `note_exists(name)` — or it is dropped
+    and counted, the answer is not refused (§10.5: that check is the code's, not the
+    model's); a second page of one slug is dropped too."""
     batch = ParsedBatch()
     seen: set[str] = set()
-    for index, item in enumerate(data["pages"]):
-        where = f"pages[{index}]"
-        if not isinstance(item, dict):
-            raise BadAnswer(f"{where} is not an object")
-        title = item.get("title")
-        if not isinstance(title, str) or not title.strip():
-            raise BadAnswer(f"{where}.title is missing or not text")
+    for index, item in enumerate(data["pages"], start=1):
         try:
-            title = pages.clean_title(title)
+            title = pages.clean_title(item["title"])
             slug = page_slug(title)
         except InvalidInput as exc:
-            raise BadAnswer(f"{where}.title: {exc.message}") from None
-        if item.get("kind") not in KINDS:
-            raise BadAnswer(f"{where}.kind must be one of {', '.join(KINDS)}")
-        if not isinstance(item.get("body"), str):
-            raise BadAnswer(f"{where}.body is missing or not text")
-        status = item.get("status", "ok")
-        if status is None:
-            status = "ok"
-        if not isinstance(status, str) or not status.strip() or len(status.strip()) > 40:
-            raise BadAnswer(f"{where}.status is not a short text")
-        questions = _text_list(item, "questions", where, required=False)
-        sources = _text_list(item, "sources", where, required=True) or []
-
-        valid = []
-        for source in (source.strip() for source in sources):
-            if not lint.valid_source(source, loose=True):
-                continue
-            if source.startswith("note:") and not note_exists(source[5:]):
-                continue
-            valid.append(source)
+            raise BadAnswer(f"page {index}: `title`: {exc.message}") from None
+        valid = _valid_sources(item["sources"], note_exists)
         if not valid:
-            why = "no sources" if not sources else "no valid source (" + ", ".join(sources) + ")"
+            given = item["sources"]
+            why = "no sources" if not given else f"no valid source ({', '.join(given)})"
             batch.dropped.append(f"dropped {title!r}: {why}")
-            continue
-        if slug in seen:
+        elif slug in seen:
             batch.dropped.append(f"dropped {title!r}: the batch already has the page {slug!r}")
-            continue
-        seen.add(slug)
-        batch.pages.append(
-            {
-                "title": title,
-                "kind": item["kind"],
-                "sources": list(dict.fromkeys(valid)),
-                "questions": questions,
-                "status": status.strip(),
-                "body": item["body"],
-            }
-        )
+        else:
+            seen.add(slug)
+            batch.pages.append(
+                {
+                    "title": title,
+                    "kind": item["kind"],
+                    "sources": valid,
+                    "questions": item["questions"],
+                    "status": item["status"],
+                    "body": item["body"],
+                }
+            )
     return batch
+
+
+def _valid_sources(sources: list[str], note_exists: Callable[[str], bool]) -> list[str]:
+    """The sources (trimmed, each once) in the §10.1 form that name something that exists."""
+    valid = []
+    for source in (source.strip() for source in sources):
+        if not lint.valid_source(source, loose=True):
+            continue
+        if source.startswith("note:") and not note_exists(source[5:]):
+            continue
+        valid.append(source)
+    return list(dict.fromkeys(valid))
 
 
 # --- the prompt ---------------------------------------------------------------------------

@@ -247,15 +247,6 @@ def report_changes(vault: Vault, issues: list[Issue]) -> dict[str, str]:
     return changes
 
 
-def write_reports(vault: Vault, issues: list[Issue]) -> list[str]:
-    """Regenerate both reports whole; write each only when its text changed. Returns the
-    paths written. The caller holds the vault lock."""
-    changes = report_changes(vault, issues)
-    if changes:
-        workspace.write_many(changes)
-    return list(changes)
-
-
 _OWN_REPORT_STARTS = (
     "# Open questions\n\nGenerated from the wiki pages' `questions`",
     "# Stale pages\n\nPages not updated for more than",

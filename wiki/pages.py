@@ -29,12 +29,14 @@ import contextlib
 import datetime as dt
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial as partial_fn
+from typing import TypeVar
 
 from memory import clock, workspace
 from memory.errors import InvalidInput, NotFound
-from memory.text import cap, dump_frontmatter, fold_single_line, word_pattern, words
+from memory.query import Query, as_query
+from memory.text import cap, dump_frontmatter, fold_single_line
 from wiki import graph, lint
 from wiki import vault as vault_module
 from wiki.vault import (
@@ -54,6 +56,7 @@ from wiki.vault import (
     with_changes,
 )
 
+T = TypeVar("T")
 SEARCH_LIMIT = 8
 MATCH_TEXT_CHARS = 700
 MAX_TITLE_CHARS = 300
@@ -401,9 +404,6 @@ def get_page(agent, slug: str) -> Page:
     return page
 
 
-get_page_or_404 = get_page
-
-
 def get_page_by_title(agent, title: str) -> Page | None:
     """The page a title names (slugified, §10.2; 422 for a title without letters)."""
     return find_page(agent, page_slug(title))
@@ -418,14 +418,11 @@ class SearchHit:
     updated: str
 
 
-def _rank(vault: Vault, query: str) -> list[SearchHit] | None:
+def _rank(vault: Vault, query: Query) -> list[SearchHit]:
     """Pages matching `query` by the §6.1 word rules over title and body (machine block
     left out), all-words pages only when there are any; more words first, then newer
-    `updated`, then slug. None when the query has no word."""
-    query_words = words(query)
-    if not query_words:
-        return None
-    patterns = [word_pattern(word) for word in query_words]
+    `updated`, then slug."""
+    patterns = [word.pattern for word in query.words]
     hits: list[SearchHit] = []
     for record in vault.pages.values():
         lines = record.folded_lines()
@@ -457,24 +454,20 @@ def _rank(vault: Vault, query: str) -> list[SearchHit] | None:
     return hits
 
 
-def search_pages(agent, query: str, *, limit: int = SEARCH_LIMIT) -> list[SearchHit]:
+def search_pages(agent, query: Query | str, *, limit: int = SEARCH_LIMIT) -> list[SearchHit]:
     """`wiki_search` (§10.4): at most `limit` pages. 422 for a query without words."""
-    hits = _rank(load(agent), query)
-    if hits is None:
-        raise InvalidInput("The query has no letters or digits to search for.")
-    return hits[:limit]
+    query = as_query(query)
+    return _rank(load(agent), query)[:limit]
 
 
-def list_pages(agent, q: str | None = None) -> list[Page]:
+def list_pages(agent, q: Query | str | None = None) -> list[Page]:
     """The vault as pages (no links). Without `q`: folder order, then slug. With `q`:
     the pages matching it, ranked as `wiki_search` ranks; a `q` without a letter or digit
     is 422, as for every search."""
+    query = as_query(q) if q else None
     vault = load(agent)
-    if q:
-        hits = _rank(vault, q)
-        if hits is None:
-            raise InvalidInput("The query has no letters or digits to search for.")
-        return [_page(vault.pages[hit.slug]) for hit in hits]
+    if query is not None:
+        return [_page(vault.pages[hit.slug]) for hit in _rank(vault, query)]
     rank = {folder: index for index, folder in enumerate(FOLDERS)}
     records = sorted(vault.pages.values(), key=lambda r: (rank[r.folder], r.slug))
     return [_page(record) for record in records]
@@ -511,6 +504,51 @@ def save_page(
     written) for missing or invalid sources, titles without a letter or digit, unknown
     kinds or wrongly typed fields.
     """
+    fields = _check_fields(
+        title=title,
+        kind=kind,
+        sources=sources,
+        questions=questions,
+        status=status,
+        body=body,
+        slug=slug,
+    )
+    if not partial:
+        _check_whole(fields)
+    with vault_lock(agent):
+        loaded = vault_module.load_state(agent, paths=_candidates(agent, fields.slug))
+        existing = loaded.vault.pages.get(fields.slug)
+        planned = _plan_page(fields, existing, partial=partial)
+        path = loaded.vault.path_for(fields.slug, planned.kind)
+        refreshed = _apply(agent, loaded, {path: _author_text(planned, existing)})
+    return _page(refreshed.vault.pages[fields.slug], refreshed.vault, created=existing is None)
+
+
+@dataclass(frozen=True)
+class _Fields:
+    """A write's fields, each checked on its own; None: not given. `sources` is as given
+    (only its type checked): which rule it follows depends on the page (_sources_rule)."""
+
+    slug: str
+    title: str | None
+    kind: str | None
+    sources: object
+    questions: list[str] | None
+    status: str | None
+    body: str | None
+
+
+def _check_fields(
+    *,
+    title: object,
+    kind: object,
+    sources: object,
+    questions: object,
+    status: object,
+    body: object,
+    slug: str | None,
+) -> _Fields:
+    """Check each field given, before the vault is locked. Raises InvalidInput."""
     if title is not None:
         title = clean_title(title)
     if slug is None:
@@ -520,76 +558,98 @@ def save_page(
     # OpenClaw's `source` kind is kept on a page that has it; the app writes only KINDS.
     if kind is not None and kind not in FOLDER_KINDS.values():
         kind = clean_kind(kind)
-    raw_sources = sources
     if sources is not None and not isinstance(sources, list | tuple):
         clean_sources(sources)  # the type refusal, with its message
-    if questions is not None:
-        questions = clean_questions(questions)
-    if status is not None:
-        status = clean_status(status)
-    if body is not None:
-        body = clean_body(body)
-    if not partial:
-        missing = [
-            name
-            for name, value in (("title", title), ("kind", kind), ("body", body))
-            if value is None
-        ]
-        if sources is None:
-            clean_sources(None)  # the sources refusal, with its message
-        if missing:
-            raise InvalidInput(f"Missing field(s): {', '.join(missing)}.")
+    return _Fields(
+        slug=slug,
+        title=title,  # type: ignore[arg-type]
+        kind=kind,  # type: ignore[arg-type]
+        sources=sources,
+        questions=clean_questions(questions) if questions is not None else None,
+        status=clean_status(status) if status is not None else None,
+        body=clean_body(body) if body is not None else None,
+    )
 
-    with vault_lock(agent):
-        loaded = vault_module.load_state(agent, paths=_candidates(agent, slug))
-        vault = loaded.vault
-        existing = vault.pages.get(slug)
-        if title is not None and page_slug(title) != slug:
-            if existing is None or existing.title != title:
-                raise InvalidInput(
-                    f"The title {title!r} names the page {page_slug(title)!r}, not {slug!r}: "
-                    "a page is not renamed by a write."
-                )
-        # An OpenClaw page's sources are ids of its source pages (sourceIds); the app's
-        # are note:/conv: sources (§10.1). Each is checked by its own rule.
-        if kind is not None and kind not in KINDS and (existing is None or existing.kind != kind):
-            clean_kind(kind)
-        openclaw = existing is not None and existing.openclaw
-        if openclaw:
-            check_sources = partial_fn(
-                clean_source_ids, allow_empty=existing.kind in lint.SOURCE_KINDS
+
+def _check_whole(fields: _Fields) -> None:
+    """A whole write (not partial) gives title, kind, sources and body."""
+    missing = [
+        name
+        for name, value in (("title", fields.title), ("kind", fields.kind), ("body", fields.body))
+        if value is None
+    ]
+    if fields.sources is None:
+        clean_sources(None)  # the sources refusal, with its message
+    if missing:
+        raise InvalidInput(f"Missing field(s): {', '.join(missing)}.")
+
+
+def _sources_rule(existing: Record | None):
+    """How the page's sources are checked. An OpenClaw page's sources are ids of its
+    source pages (sourceIds); the app's are note:/conv: sources (§10.1)."""
+    if existing is not None and existing.openclaw:
+        return partial_fn(clean_source_ids, allow_empty=existing.kind in lint.SOURCE_KINDS)
+    return clean_sources
+
+
+def _check_against(fields: _Fields, existing: Record | None) -> None:
+    """What the fields may not do to the page as it is: rename it, or give a kind the app
+    does not write to a page that does not have it."""
+    title, slug, kind = fields.title, fields.slug, fields.kind
+    if title is not None and page_slug(title) != slug:
+        if existing is None or existing.title != title:
+            raise InvalidInput(
+                f"The title {title!r} names the page {page_slug(title)!r}, not {slug!r}: "
+                "a page is not renamed by a write."
             )
-        else:
-            check_sources = clean_sources
-        sources = check_sources(raw_sources) if raw_sources is not None else None
-        if existing is None:
-            if page_slug(slug) != slug:
-                raise InvalidInput(f"{slug!r} is not a page name: use slugify(title).")
-            if kind is None:
-                raise InvalidInput("A new page needs a kind: entity, concept or synthesis.")
-            sources = clean_sources(sources)
-        if partial and existing is not None:
-            title = title if title is not None else existing.title
-            kind = kind if kind is not None else existing.kind
-            if sources is None:
-                sources = check_sources(existing.source_ids if openclaw else existing.sources)
-            questions = questions if questions is not None else existing.questions
-            status = status if status is not None else (existing.status or "ok")
-            body = body if body is not None else existing.body
-        author_text = render_author(
-            title=title if title is not None else slug,
-            kind=kind,  # type: ignore[arg-type]
-            sources=sources,  # type: ignore[arg-type]
-            questions=questions or [],
-            status=status or "ok",
-            updated=clock.today().isoformat(),
-            body=body or "",
-            kept=meta_as_written(existing) if existing is not None else None,
-            tail=existing.foreign_tail if existing is not None else "",
-        )
-        path = vault.path_for(slug, kind)  # type: ignore[arg-type]
-        refreshed = _apply(agent, loaded, {path: author_text})
-    return _page(refreshed.vault.pages[slug], refreshed.vault, created=existing is None)
+    if kind is not None and kind not in KINDS and (existing is None or existing.kind != kind):
+        clean_kind(kind)
+
+
+def _plan_page(fields: _Fields, existing: Record | None, *, partial: bool) -> _Fields:
+    """The page's author fields after the write, checked against the page as it is
+    (`existing`, None for a new page): a partial write keeps what it does not give."""
+    _check_against(fields, existing)
+    check_sources = _sources_rule(existing)
+    sources = check_sources(fields.sources) if fields.sources is not None else None
+    if existing is None:
+        if page_slug(fields.slug) != fields.slug:
+            raise InvalidInput(f"{fields.slug!r} is not a page name: use slugify(title).")
+        if fields.kind is None:
+            raise InvalidInput("A new page needs a kind: entity, concept or synthesis.")
+        return replace(fields, sources=clean_sources(sources))
+    if not partial:
+        return replace(fields, sources=sources)
+    if sources is None:
+        sources = check_sources(existing.source_ids if existing.openclaw else existing.sources)
+    return _Fields(
+        slug=fields.slug,
+        title=_given_or(fields.title, existing.title),
+        kind=_given_or(fields.kind, existing.kind),
+        sources=sources,
+        questions=_given_or(fields.questions, existing.questions),
+        status=_given_or(fields.status, existing.status or "ok"),
+        body=_given_or(fields.body, existing.body),
+    )
+
+
+def _given_or(value: T | None, kept: T) -> T:
+    return value if value is not None else kept
+
+
+def _author_text(planned: _Fields, existing: Record | None) -> str:
+    """The author part the write puts on disk; `updated` is today."""
+    return render_author(
+        title=planned.title if planned.title is not None else planned.slug,
+        kind=planned.kind,  # type: ignore[arg-type]
+        sources=planned.sources,  # type: ignore[arg-type]
+        questions=planned.questions or [],
+        status=planned.status or "ok",
+        updated=clock.today().isoformat(),
+        body=planned.body or "",
+        kept=meta_as_written(existing) if existing is not None else None,
+        tail=existing.foreign_tail if existing is not None else "",
+    )
 
 
 def delete_page(agent, slug: str) -> None:

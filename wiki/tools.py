@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from memory.models import Agent
+from memory.query import Query
 from memory.tools import ToolSpec
 from wiki import pages
 
@@ -27,7 +28,7 @@ def wiki_get(agent: Agent, *, source: str, title: str) -> str:
 
 def wiki_search(agent: Agent, *, source: str, query: str) -> str:
     """At most 8 pages, `[slug] <matching text>` each."""
-    hits = pages.search_pages(agent, query)
+    hits = pages.search_pages(agent, Query.parse(query))
     if not hits:
         return f'No wiki page matches "{query}".'
     return "\n".join(f"[{hit.slug}] {hit.text}" for hit in hits)

@@ -463,10 +463,6 @@ class Record:
         whose Related section is OpenClaw's (one tool, one block)."""
         return not self.openclaw and not self.foreign_block
 
-    def out_slugs(self) -> list[str]:
-        """Slugs this page links to, first appearance first, without repeats or itself."""
-        return self.out
-
     def folded_lines(self) -> list[str]:
         """Title then body lines, folded (§6.1); computed once per record."""
         if self._folded is None:
@@ -558,6 +554,23 @@ class Vault:
 
         With `verified`, the changes are only machine blocks just written to match the
         graph (same author parts): their slugs become verified instead of dirty."""
+        records, slugs = self._records_after(changes)
+        if verified:
+            return self._verified(records, changes, slugs)
+        winners, shadowed = self._winners(records, slugs)
+        pages, order = self._pages_after(records, winners)
+        incoming, dirty = self._backlinks_after(winners, slugs)
+        child = Vault(self.base, self.key, records, pages, shadowed, incoming)
+        child._order = order
+        child.unverified = None if self.unverified is None else self.unverified | dirty
+        child.lint_base = self.lint_base
+        child.lint_dirty = None if self.lint_dirty is None else self.lint_dirty | dirty
+        return child
+
+    def _records_after(
+        self, changes: dict[str, Record | None]
+    ) -> tuple[dict[str, Record], set[str]]:
+        """The records with `changes` applied, and the slugs of every record changed."""
         records = dict(self.records)
         slugs: set[str] = set()
         for path, record in changes.items():
@@ -567,53 +580,73 @@ class Vault:
             if record is not None:
                 records[path] = record
                 slugs.add(record.slug)
-        if verified:
-            pages = dict(self.pages)
-            for record in changes.values():
-                if record is not None and getattr(pages.get(record.slug), "path", None) == (
-                    record.path
-                ):
-                    pages[record.slug] = record
-            shadowed = [records.get(r.path, r) for r in self.shadowed]
-            child = Vault(self.base, self.key, records, pages, shadowed, self.incoming)
-            child._order = self._order
-            child.unverified = None if self.unverified is None else self.unverified - slugs
-            # Blocks are not linted: the lint state carries over as it is.
-            child.lint_base, child.lint_dirty = self.lint_base, self.lint_dirty
-            child.lint_cache = self.lint_cache
-            return child
+        return records, slugs
 
-        # Winners and shadowed pages of the slugs touched.
-        pages = self.pages
+    def _verified(
+        self, records: dict[str, Record], changes: dict[str, Record | None], slugs: set[str]
+    ) -> Vault:
+        """The next snapshot when only machine blocks changed: same pages by slug, same
+        links; the slugs written become verified."""
+        pages = dict(self.pages)
+        for record in changes.values():
+            if record is not None and getattr(pages.get(record.slug), "path", None) == (
+                record.path
+            ):
+                pages[record.slug] = record
+        shadowed = [records.get(r.path, r) for r in self.shadowed]
+        child = Vault(self.base, self.key, records, pages, shadowed, self.incoming)
+        child._order = self._order
+        child.unverified = None if self.unverified is None else self.unverified - slugs
+        # Blocks are not linted: the lint state carries over as it is.
+        child.lint_base, child.lint_dirty = self.lint_base, self.lint_dirty
+        child.lint_cache = self.lint_cache
+        return child
+
+    def _winners(
+        self, records: dict[str, Record], slugs: set[str]
+    ) -> tuple[dict[str, Record | None], list[Record]]:
+        """For each slug touched, the record that holds it now (first of FOLDERS; None:
+        gone); and every shadowed record, in folder then path order."""
         winners: dict[str, Record | None] = {}
-        new_shadowed: list[Record] = [r for r in self.shadowed if r.slug not in slugs]
+        shadowed: list[Record] = [r for r in self.shadowed if r.slug not in slugs]
         for slug in slugs:
             holders = [records[p] for p in self.candidate_paths(slug) if p in records]
             winners[slug] = holders[0] if holders else None
-            new_shadowed += holders[1:]
-        new_shadowed.sort(key=_order_key)
-        reorder = any(
-            (winner is None) != (slug not in pages)
-            or (winner is not None and pages[slug].path != winner.path)
+            shadowed += holders[1:]
+        shadowed.sort(key=_order_key)
+        return winners, shadowed
+
+    def _pages_after(
+        self, records: dict[str, Record], winners: dict[str, Record | None]
+    ) -> tuple[dict[str, Record], list[tuple[int, str]] | None]:
+        """slug → record after the change, in folder then path order, and that order.
+        The order list is edited (bisect) only when a slug appeared, went or moved."""
+        pages = self.pages
+        moved = {
+            slug: (pages.get(slug), winner)
             for slug, winner in winners.items()
-        )
-        order = self._order
-        if reorder:
-            order = list(self._order_list())
-            for slug, winner in winners.items():
-                before = pages.get(slug)
-                if before is not None and (winner is None or winner.path != before.path):
-                    del order[bisect.bisect_left(order, _order_key(before))]
-                if winner is not None and (before is None or winner.path != before.path):
-                    bisect.insort(order, _order_key(winner))
-            new_pages = {records[path].slug: records[path] for _, path in order}
-        else:
+            if (winner is None) != (slug not in pages)
+            or (winner is not None and pages[slug].path != winner.path)
+        }
+        if not moved:
             new_pages = dict(pages)
             for slug, winner in winners.items():
                 if winner is not None:
                     new_pages[slug] = winner
+            return new_pages, self._order
+        order = list(self._order_list())
+        for before, winner in moved.values():
+            if before is not None and (winner is None or winner.path != before.path):
+                del order[bisect.bisect_left(order, _order_key(before))]
+            if winner is not None and (before is None or winner.path != before.path):
+                bisect.insort(order, _order_key(winner))
+        return {records[path].slug: records[path] for _, path in order}, order
 
-        # Backlinks, copy on write: a set shared with the parent is never changed.
+    def _backlinks_after(
+        self, winners: dict[str, Record | None], slugs: set[str]
+    ) -> tuple[dict[str, set[str]], set[str]]:
+        """The backlinks after the change (copy on write: a set shared with this snapshot
+        is never changed), and the slugs whose block or lint may differ now."""
         incoming = dict(self.incoming)
         copied: set[str] = set()
         dirty: set[str] = set(slugs)
@@ -625,17 +658,15 @@ class Vault:
             return incoming[target]
 
         for slug, winner in winners.items():
-            before = pages.get(slug)
+            before = self.pages.get(slug)
             if before is winner:
                 continue
-            if before is not None:
-                for target in before.out:
-                    edit(target).discard(slug)
-                    dirty.add(target)
-            if winner is not None:
-                for target in winner.out:
-                    edit(target).add(slug)
-                    dirty.add(target)
+            for target in before.out if before is not None else ():
+                edit(target).discard(slug)
+                dirty.add(target)
+            for target in winner.out if winner is not None else ():
+                edit(target).add(slug)
+                dirty.add(target)
             # A page that appeared, went or was retitled shows differently in the
             # blocks (and lint) of every page linking to it.
             if before is None or winner is None or before.title != winner.title:
@@ -645,13 +676,7 @@ class Vault:
                 del incoming[target]
         for slug in slugs:
             dirty |= incoming.get(slug, set())  # backlinks gained in this batch
-
-        child = Vault(self.base, self.key, records, new_pages, new_shadowed, incoming)
-        child._order = order
-        child.unverified = None if self.unverified is None else self.unverified | dirty
-        child.lint_base = self.lint_base
-        child.lint_dirty = None if self.lint_dirty is None else self.lint_dirty | dirty
-        return child
+        return incoming, dirty
 
     def _order_list(self) -> list[tuple[int, str]]:
         if self._order is None:

@@ -25,6 +25,7 @@ from memory.manage.layout import (
 )
 from memory.manage.paging import paginate
 from memory.manage.rendering import highlight, render_markdown
+from memory.query import Query
 from memory.text import parse_note_name
 from wiki import compile as wiki_compile
 from wiki import pages
@@ -86,13 +87,14 @@ def vault(request: HttpRequest, agent_id: str) -> HttpResponse:
     results_pager = None
     if query:
         try:
-            found = pages.search_pages(agent, query, limit=max(len(entries), 1))
+            parsed = Query.parse(query)
+            found = pages.search_pages(agent, parsed, limit=max(len(entries), 1))
         except DomainError as exc:
             report_error(request, exc)
         else:
             results_pager = paginate(request, found, param="rpage", label=_("results"))
             results = [
-                {"entry": hit, "html": highlight(hit.text, query)} for hit in results_pager.items
+                {"entry": hit, "html": highlight(hit.text, parsed)} for hit in results_pager.items
             ]
     try:
         report = pages.report(agent)

@@ -8,7 +8,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memory import notes, workspace, writes
+from memory import notes, writes
 from memory.api.common import proposal_answer, source_of, valid
 from memory.api.serializers import (
     BodyInputSerializer,
@@ -24,9 +24,7 @@ from memory.models import Agent
 
 def _memory_json(agent: Agent) -> dict:
     # Text and hash from one read: a PUT with this hash is 409 over anything written since.
-    found = workspace.read_file_locked(notes.memory_path(agent))
-    if found is None:
-        return {"body": "", "hash": workspace.ABSENT, "invalid_utf8": False}
+    found = notes.read_memory_with_hash(agent)
     return {"body": found.text, "hash": found.hash, "invalid_utf8": found.invalid_utf8}
 
 

@@ -18,7 +18,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memory import history, workspace
+from memory import history
 from memory.api.common import valid
 from memory.api.serializers import (
     BlameLineSerializer,
@@ -64,7 +64,7 @@ def version_with_text(version) -> dict:
     data = FileVersionTextSerializer(version).data
     data["text"] = history.text_of(history.content(version))
     data["replaced"] = history.text_of(history.replaced(version))
-    data["current_hash"] = workspace.bytes_hash(version.path)
+    data["current_hash"] = history.current_hash(version.path)
     return data
 
 
@@ -123,7 +123,6 @@ class Blame(APIView):
         path = request.query_params.get("path")
         if not path:
             raise InvalidInput("Give `path`, e.g. MEMORY.md or agents/<id>/MEMORY.md.")
-        workspace.resolve(path)
         return Response(
             {"path": path, "lines": BlameLineSerializer(blame_rows(path), many=True).data}
         )

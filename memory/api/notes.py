@@ -8,7 +8,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memory import notes, workspace
+from memory import notes
 from memory.api.common import source_of, valid
 from memory.api.pagination import page_parameters, page_schema, paged
 from memory.api.serializers import BodyInputSerializer, NoteBodySerializer, NoteSerializer
@@ -47,7 +47,7 @@ class NoteListView(APIView):
 def _note_answer(agent, name: str, *, code: int = status.HTTP_200_OK) -> Response:
     day, _suffix = note_day(name) or (None, "")
     # Text and hash from one read: a PUT with this hash is 409 over anything written since.
-    found = workspace.read_file_locked(notes.existing_note_path(agent, name))
+    found = notes.read_note_with_hash(agent, name)
     if found is None:
         raise NotFound(f"No note {notes.note_file_name(name)} for agent {agent.id}.")
     return Response(

@@ -14,6 +14,7 @@ from memory import search
 from memory.agents import get_agent_or_404
 from memory.api.serializers import ExplainSerializer, HitSerializer, SearchQuerySerializer
 from memory.auth import agent_id_of, require_agent_access
+from memory.query import Query
 
 
 class MemorySearchView(APIView):
@@ -63,8 +64,9 @@ class MemorySearchView(APIView):
             # Access first: another agent's token learns nothing, not even whether it exists.
             require_agent_access(request, agent_id)
             get_agent_or_404(agent_id)
+        query = Query.parse(data["q"])
         window = search.search_window(
-            data["q"], agent_id=agent_id, offset=data["offset"], limit=data["limit"]
+            query, agent_id=agent_id, offset=data["offset"], limit=data["limit"]
         )
         body = {
             "count": window.total,
@@ -81,7 +83,7 @@ class MemorySearchView(APIView):
         }
         if data["explain"]:
             agent = get_agent_or_404(agent_id) if agent_id else None
-            body["explain"] = ExplainSerializer(search.explain(data["q"], agent=agent)).data
+            body["explain"] = ExplainSerializer(search.explain(query, agent=agent)).data
         return Response(body)
 
 

@@ -9,7 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memory import facts, workspace, writes
+from memory import facts, writes
 from memory.api.common import proposal_answer, source_of, valid, written_by
 from memory.api.serializers import (
     BodyInputSerializer,
@@ -22,14 +22,14 @@ from memory.api.serializers import (
 
 def _user_json() -> dict:
     # Text and hash from one read: a PUT with this hash is 409 over anything written since.
-    found = workspace.read_file_locked(facts.user_path())
+    found = facts.read_user_with_hash()
     return UserSerializer(
         {
-            "body": found.text if found else "",
+            "body": found.text,
             "facts": [fact.as_dict() for fact in facts.list_facts()],
             "index": facts.read_index(),
-            "hash": found.hash if found else workspace.ABSENT,
-            "invalid_utf8": bool(found and found.invalid_utf8),
+            "hash": found.hash,
+            "invalid_utf8": found.invalid_utf8,
         }
     ).data
 

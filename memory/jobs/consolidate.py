@@ -11,8 +11,8 @@ The rewrite step (`rewrite_step`), the first link of the nightly chain (memory.j
    `skipped` ("no model configured").
 2. Fit the prompt to the model's window (memory.jobs.window: the notes block shrinks until
    it fits; "prompt too long for model" → `failed`, no call). Ask the model (prompts in
-   memory/jobs/prompts/consolidate_*.md, the answer constrained to consolidate_schema.json),
-   parse the §13.1 answer strictly. Anything else → `failed`, files untouched.
+   memory/jobs/prompts/consolidate_*.md, the answer constrained to consolidate_schema.json
+   and checked against it). Anything else → `failed`, files untouched.
 3. Propose the rewrite (with its reasons, and any dates of unknown origin), superseding the
    agent's older pending rewrite. Autonomous agents: apply at once or hold (`held`).
 """
@@ -28,17 +28,17 @@ from memory.errors import Conflict, DomainError
 from memory.jobs import autoapply, runs, window
 from memory.jobs.llm import (
     NO_MODEL,
-    BadAnswer,
     LLMError,
+    Provider,
     get_provider,
     load_schema,
     render_prompt,
 )
 from memory.models import Agent, Run
 from proposals.actions import BaseKind, apply_now, propose, supersede_pending
+from proposals.models import Proposal
 
 REVIEW_AFTER_DAYS = 90
-ACTIONS = ("keep", "fix", "drop", "merge", "add")
 KIND = "memory_rewrite"
 
 
@@ -125,33 +125,14 @@ class Rewrite:
     reasons: list[dict[str, str]]
 
 
-def parse_rewrite(data: Any) -> Rewrite:
-    """The §13.1 consolidation answer, strictly: `memory` a string, `reasons` a list of
-    objects with string `line`, `action` in ACTIONS and string `why`. Raises BadAnswer."""
-    if not isinstance(data, dict):
-        raise BadAnswer("the answer is not a JSON object")
-    memory = data.get("memory")
-    reasons = data.get("reasons")
-    if "memory" not in data or "reasons" not in data:
-        raise BadAnswer("the answer lacks `memory` or `reasons`")
-    if not isinstance(memory, str):
-        raise BadAnswer("`memory` is not a string")
-    if not isinstance(reasons, list):
-        raise BadAnswer("`reasons` is not a list")
-    cleaned = []
-    for index, item in enumerate(reasons):
-        if not isinstance(item, dict):
-            raise BadAnswer(f"reason {index + 1} is not an object")
-        line, action, why = item.get("line"), item.get("action"), item.get("why")
-        if not isinstance(line, str) or not isinstance(why, str):
-            raise BadAnswer(f"reason {index + 1} lacks a string `line` or `why`")
-        if action not in ACTIONS:
-            raise BadAnswer(f"reason {index + 1} has an unknown action {action!r}")
-        cleaned.append({"line": line, "action": action, "why": why})
-    text = notes.normalise_newlines(memory)
+def parse_rewrite(data: dict[str, Any]) -> Rewrite:
+    """The §13.1 consolidation answer, already checked against consolidate_schema.json
+    (`memory` a string; `reasons` objects of `line`, `action`, `why`). What no schema can
+    say is done here: the new MEMORY.md gets "\n" line endings (SPEC §1), and a last one."""
+    text = notes.normalise_newlines(data["memory"])
     if text and not text.endswith("\n"):
         text += "\n"
-    return Rewrite(text, cleaned)
+    return Rewrite(text, [dict(item) for item in data["reasons"]])
 
 
 def reason_texts(rewrite: Rewrite) -> list[str]:
@@ -196,9 +177,54 @@ def rewrite_step(run: Run) -> Outcome:
 
 
 def _rewrite(run: Run, block: notes.NotesBlock) -> Outcome:
-    agent = run.agent
-    path = notes.memory_path(agent)
+    """Check there is something to do, ask the model, plan what its rewrite may do, then
+    propose it (and, for an autonomous agent, apply it or hold it)."""
+    path = notes.memory_path(run.agent)
     found = workspace.read_file(path)
+    refused = _nothing_to_do(run, found, block)
+    if refused is not None:
+        return refused
+    provider = get_provider()
+    if provider is None:
+        return Outcome(Run.Status.SKIPPED, NO_MODEL)
+    old_text = (found.text if found is not None else None) or ""
+    old_hash = found.hash if found is not None else workspace.ABSENT
+    today = clock.today()
+    asked = _ask(run, provider, old_text, block, today=today)
+    if isinstance(asked, Outcome):
+        return asked
+    rewrite, block = asked
+    reasons = reason_texts(rewrite)
+    if rewrite.memory == old_text:
+        return _answered(
+            Run.Status.SUCCEEDED, "MEMORY.md is up to date; nothing to propose", reasons, block
+        )
+    decision = autoapply.decide(old_text, rewrite.memory, allowed_dates=[*block.days, today])
+    reasons += [
+        f"unknown date: {date} is not in MEMORY.md, not the date of a note read, and not today"
+        for date in decision.unknown_dates
+    ]
+    proposal = _propose(run, path, old_hash, rewrite, reasons)
+    if proposal is None:
+        return _answered(
+            Run.Status.FAILED,
+            "MEMORY.md changed while the model was rewriting it; nothing proposed",
+            reasons,
+            block,
+        )
+    status, summary = _settle(run.agent, proposal, decision)
+    return _answered(status, summary, reasons, block)
+
+
+def _answered(status: str, summary: str, reasons: list[str], block: notes.NotesBlock) -> Outcome:
+    """The outcome of a run whose model gave a usable answer (fact review may follow)."""
+    return Outcome(status, summary, reasons, True, block)
+
+
+def _nothing_to_do(
+    run: Run, found: workspace.FileText | None, block: notes.NotesBlock
+) -> Outcome | None:
+    """Why the run stops before the model is even looked for, or None."""
     if found is not None and found.invalid_utf8:
         # A rewrite would replace the bytes it cannot read, and undo could not put them
         # back: the person fixes the file first.
@@ -207,34 +233,32 @@ def _rewrite(run: Run, block: notes.NotesBlock) -> Outcome:
             "MEMORY.md has bytes that are not UTF-8 text; fix the file (it reads with "
             "U+FFFD in their place) and run again. Nothing proposed",
         )
-    old_text = found.text if found is not None else None
-    old_hash = found.hash if found is not None else workspace.ABSENT
-    old_text = old_text or ""
     if not block.note_names:
         return Outcome(Run.Status.SKIPPED, "no daily notes to read")
     # "Nothing new" by content, not by mtime (a clone or a sync renews every mtime, and an
     # agent that edits MEMORY.md after its notes would make every note look old).
-    fresh = runs.new_or_changed(agent, Run.Kind.CONSOLIDATE, block.hashes, exclude=run.pk)
-    if not fresh:
+    if not runs.new_or_changed(run.agent, Run.Kind.CONSOLIDATE, block.hashes, exclude=run.pk):
         return Outcome(
             Run.Status.SKIPPED, "no note is new or changed since the last consolidation read it"
         )
-    provider = get_provider()
-    if provider is None:
-        return Outcome(Run.Status.SKIPPED, NO_MODEL)
+    return None
 
-    today = clock.today()
+
+def _ask(
+    run: Run, provider: Provider, old_text: str, block: notes.NotesBlock, *, today: dt.date
+) -> tuple[Rewrite, notes.NotesBlock] | Outcome:
+    """The model's rewrite and the notes block its prompt held (cut to the model's
+    window), or the failed outcome."""
     # What this run read is the window: the notes of the block at its full budget (a
     # small model's window may take fewer of them, but asking again would not change it).
     runs.record_notes_read(run, block.hashes)
     try:
-        fitted = fit_prompt(provider, agent, old_text, today=today, block=block)
+        fitted = fit_prompt(provider, run.agent, old_text, today=today, block=block)
     except window.PromptTooLong as exc:
         return Outcome(Run.Status.FAILED, exc.message)
     except LLMError as exc:  # the endpoint could not be reached to count the prompt
         return Outcome(Run.Status.FAILED, f"the model call failed: {exc.message}")
     prompt = fitted.prompt
-    block = prompt.block
     rewrite, failure = runs.ask_for_run(
         run,
         provider,
@@ -246,36 +270,20 @@ def _rewrite(run: Run, block: notes.NotesBlock) -> Outcome:
     )
     if rewrite is None:
         return Outcome(Run.Status.FAILED, failure)
+    return rewrite, prompt.block
 
-    reasons = reason_texts(rewrite)
-    if rewrite.memory == old_text:
-        return Outcome(
-            Run.Status.SUCCEEDED,
-            "MEMORY.md is up to date; nothing to propose",
-            reasons,
-            True,
-            block,
-        )
 
-    decision = autoapply.decide(old_text, rewrite.memory, allowed_dates=[*block.days, today])
-    reasons += [
-        f"unknown date: {date} is not in MEMORY.md, not the date of a note read, and not today"
-        for date in decision.unknown_dates
-    ]
-    # The proposal's base must be the text the model read: if MEMORY.md changed during
-    # the call, proposing now would quietly overwrite that change on approval.
+def _propose(
+    run: Run, path: str, old_hash: str, rewrite: Rewrite, reasons: list[str]
+) -> Proposal | None:
+    """The rewrite proposed, based on the text the model read; None when MEMORY.md changed
+    during the call (proposing now would quietly overwrite that change on approval)."""
     with workspace.locked(path):
         if workspace.file_hash(path) != old_hash:
-            return Outcome(
-                Run.Status.FAILED,
-                "MEMORY.md changed while the model was rewriting it; nothing proposed",
-                reasons,
-                True,
-                block,
-            )
-        proposal = propose(
+            return None
+        return propose(
             KIND,
-            agent=agent,
+            agent=run.agent,
             target=path,
             # The structured reasons too, so the review shows each beside its line.
             payload={"memory": rewrite.memory, "reason_items": rewrite.reasons},
@@ -283,49 +291,36 @@ def _rewrite(run: Run, block: notes.NotesBlock) -> Outcome:
             source=f"job:consolidate-{run.pk}",
             run=run,
         )
+
+
+def _settle(agent: Agent, proposal: Proposal, decision: autoapply.Decision) -> tuple[str, str]:
+    """(status, summary) once the rewrite is proposed: left for review, held, or — for an
+    autonomous agent, when code finds it only adds lines or changes dates — applied."""
     if proposal.status == proposal.Status.REJECTED:
         # Exactly this rewrite was rejected before: counted on that proposal, not queued.
-        return Outcome(
+        return (
             Run.Status.SUCCEEDED,
             f"the same rewrite was rejected before (proposal #{proposal.pk}); not proposed again",
-            reasons,
-            True,
-            block,
         )
     supersede_pending(KIND, agent=agent, except_id=proposal.pk)
-
     if not agent.autonomous:
-        return Outcome(
+        return (
             Run.Status.SUCCEEDED,
             f"proposed a rewrite of MEMORY.md (proposal #{proposal.pk}) for review",
-            reasons,
-            True,
-            block,
         )
     if not decision.apply:
-        why = "; ".join(decision.reasons)
-        return Outcome(
-            Run.Status.HELD,
-            f"held for review (proposal #{proposal.pk}): {why}",
-            reasons,
-            True,
-            block,
+        return Run.Status.HELD, f"held for review (proposal #{proposal.pk}): " + "; ".join(
+            decision.reasons
         )
     try:
         apply_now(proposal, by=f"auto:{agent.id}")
     except Conflict as exc:
-        return Outcome(
+        return (
             Run.Status.FAILED,
             f"the rewrite could not apply (proposal #{proposal.pk}): {exc.message}",
-            reasons,
-            True,
-            block,
         )
-    return Outcome(
+    return (
         Run.Status.SUCCEEDED,
         f"applied at once (proposal #{proposal.pk}): {len(decision.added)} line(s) added, "
         f"{len(decision.redated)} date(s) changed",
-        reasons,
-        True,
-        block,
     )

@@ -8,11 +8,12 @@ the model reviews the shared facts and may propose to forget or update some.
   ones first (oldest first), then the rest (newest first) — fewer when the model's window
   (memory.jobs.window) cannot hold them all; "prompt too long for model" when not even
   one fits. The prompt says how many were left out. The answer is constrained to
-  memory/jobs/prompts/hygiene_schema.json.
+  memory/jobs/prompts/hygiene_schema.json and checked against it.
 - At most MAX_PROPOSALS `fact_review` proposals, **always pending** — even for an
-  autonomous master. One pending hygiene proposal per fact: a new one supersedes the older
-  `fact_review` for that fact. Other kinds (a `user_fact` from a conversation) are never
-  touched.
+  autonomous master. The limit is the code's (SPEC §9), not the schema's: the items past
+  it are ignored and named in the summary, the answer is not refused. One pending
+  hygiene proposal per fact: a new one supersedes the older `fact_review` for that fact.
+  Other kinds (a `user_fact` from a conversation) are never touched.
 - Unknown fact names are ignored. A bad answer (§13.1 shape not met) proposes nothing and
   the run summary says the model answered badly.
 """
@@ -40,8 +41,6 @@ MAX_FACTS = 60
 MAX_PROPOSALS = 10
 MAX_BODY_CHARS = 2_000  # per fact in the prompt; the whole body is in the file
 KIND = "fact_review"
-ACTIONS = ("forget", "update")
-FIELDS = ("description", "type", "body")
 
 
 # --- the proposal kind -------------------------------------------------------------------
@@ -139,33 +138,19 @@ def build_prompt(
 # --- the answer ----------------------------------------------------------------------------
 
 
-def parse_review(data: Any) -> list[dict]:
-    """The §13.1 hygiene answer, strictly: `proposals` a list of objects with string `name`,
-    `action` in ACTIONS, string `why`, and for update a `fact` object whose given fields
-    (description, type, body) are strings. Raises BadAnswer."""
-    if not isinstance(data, dict) or "proposals" not in data:
-        raise BadAnswer("the answer lacks `proposals`")
-    items = data["proposals"]
-    if not isinstance(items, list):
-        raise BadAnswer("`proposals` is not a list")
+def parse_review(data: dict[str, Any]) -> list[dict]:
+    """The §13.1 hygiene answer, already checked against hygiene_schema.json (`proposals`
+    of string `name`, `action` forget or update, string `why`, an optional `fact` of
+    string fields). Checked here rather than in the schema, which would need `anyOf`
+    branches or `if`/`then` and so lose the one flat item shape the prompt shows the
+    model: an update carries a `fact` (BadAnswer otherwise). A forget's `fact` is dropped."""
     cleaned = []
-    for index, item in enumerate(items, start=1):
-        if not isinstance(item, dict):
-            raise BadAnswer(f"proposal {index} is not an object")
-        name, action, why = item.get("name"), item.get("action"), item.get("why")
-        if not isinstance(name, str) or not isinstance(why, str):
-            raise BadAnswer(f"proposal {index} lacks a string `name` or `why`")
-        if action not in ACTIONS:
-            raise BadAnswer(f"proposal {index} has an unknown action {action!r}")
-        entry: dict[str, Any] = {"name": name, "action": action, "why": why}
-        if action == "update":
-            fact = item.get("fact")
-            if not isinstance(fact, dict):
+    for index, item in enumerate(data["proposals"], start=1):
+        entry: dict[str, Any] = {key: item[key] for key in ("name", "action", "why")}
+        if item["action"] == "update":
+            if "fact" not in item:
                 raise BadAnswer(f"proposal {index} updates without a `fact` object")
-            new = {key: fact[key] for key in FIELDS if key in fact}
-            if any(not isinstance(value, str) for value in new.values()):
-                raise BadAnswer(f"proposal {index}: fact fields must be strings")
-            entry["fact"] = new
+            entry["fact"] = dict(item["fact"])
         cleaned.append(entry)
     return cleaned
 

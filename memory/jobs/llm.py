@@ -6,25 +6,29 @@ configured — callers then record their run as `skipped` with NO_MODEL. A provi
 method, `complete_json(system, user, schema=…, max_tokens=…) -> Answer`, asks for one JSON
 object (§13.1) — constrained to the step's JSON schema (`<step>_schema.json` beside its
 prompts) where the endpoint supports it —, strips a Markdown code fence, and returns the
-parsed object with the token usage the endpoint reported and its cost from
-MEMORY_LLM_PRICES. Anything else raises `LLMError`, which carries whatever usage was
-reported before the failure; an answer cut at the token limit is such a failure, never a
-shorter answer. `count_tokens(text)` counts with the server's own tokenizer where it has
-one (llama.cpp, llama-cpp-python), else with memory.jobs.window's upper estimate.
+parsed object with the token usage the endpoint reported and its cost from the price
+table (memory/jobs/prices.toml, read by `prices()`). Anything else raises `LLMError`,
+which carries whatever usage was reported before the failure; an answer cut at the token
+limit is such a failure, never a shorter answer. `count_tokens(text)` counts with the
+server's own tokenizer where it has one (llama.cpp, llama-cpp-python), else with
+memory.jobs.window's upper estimate.
 
-Validating the keys of the answer belongs to each step (consolidation, hygiene, compile):
-its parser raises `BadAnswer`. The run bookkeeping around a call (heartbeat, usage, the
-failure as the run's summary) is `memory.jobs.runs.ask_for_run`.
+The answer is checked against the schema it was sent (memory.jobs.answers), then read by
+the step's parser, which keeps what no schema can say; both raise `BadAnswer`. The run
+bookkeeping around a call (heartbeat, usage, the failure as the run's summary) is
+`memory.jobs.runs.ask_for_run`.
 Prompt text lives in files under memory/prompts/ (or another app's prompts directory:
 `load_prompt`, `render_prompt`).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
 import time
+import tomllib
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -40,6 +44,7 @@ log = logging.getLogger(__name__)
 
 NO_MODEL = "no model configured"
 PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
+PRICES_FILE = Path(__file__).resolve().parent / "prices.toml"
 TRIES = 3  # one call and two retries on 429 / 5xx / connection errors
 ANTHROPIC_VERSION = "2023-06-01"
 
@@ -80,14 +85,33 @@ class LLMError(Exception):
         self.raw = raw
 
 
+@functools.cache
+def prices() -> dict[str, tuple[Decimal, Decimal]]:
+    """The price table, PRICES_FILE: {model: ($ per million tokens in, $ per million out)},
+    read once per process. Raises ValueError naming the file and the model when an entry
+    is not two prices of 0 or more."""
+    table = tomllib.loads(PRICES_FILE.read_text(encoding="utf-8"), parse_float=Decimal)
+    read: dict[str, tuple[Decimal, Decimal]] = {}
+    for model, rates in table.items():
+        if (
+            not isinstance(rates, dict)
+            or set(rates) != {"input", "output"}
+            or any(type(rate) not in (int, Decimal) or rate < 0 for rate in rates.values())
+        ):
+            raise ValueError(
+                f"{PRICES_FILE}: {model} needs an `input` and an `output` price, 0 or more"
+            )
+        read[model] = (Decimal(rates["input"]), Decimal(rates["output"]))
+    return read
+
+
 def price(model: str, tokens_in: int, tokens_out: int) -> Decimal:
-    """US dollars for this usage from MEMORY_LLM_PRICES ({model: ($/Mtok in, $/Mtok out)}).
-    A model missing from the table costs 0 (a local server is free)."""
-    prices = settings.MEMORY_LLM_PRICES
-    rates = prices.get(model)
+    """US dollars for this usage from the price table (`prices()`). A model missing from
+    the table costs 0 (a local server is free)."""
+    rates = prices().get(model)
     if rates is None:
         return Decimal("0")
-    rate_in, rate_out = (Decimal(str(rate)) for rate in rates)
+    rate_in, rate_out = rates
     total = (rate_in * tokens_in + rate_out * tokens_out) / Decimal(1_000_000)
     return total.quantize(Decimal("0.000001"))
 

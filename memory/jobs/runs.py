@@ -42,8 +42,9 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from memory import workspace
+from memory.attribution import attributed
 from memory.errors import Conflict, NotFound
+from memory.jobs.answers import check_answer
 from memory.jobs.llm import BadAnswer, LLMError, Provider
 from memory.models import Agent, Run
 
@@ -402,7 +403,7 @@ def run_step(run: Run, step: Callable[[Run], Outcome]) -> tuple[Run, Outcome]:
     try:
         # Whatever the step changes (an autonomous agent's proposal applied at once) is
         # attributed to this run in the files' history.
-        with workspace.attributed(
+        with attributed(
             actor=f"job:{run.kind}-{run.pk}",
             source=f"job:{run.kind}-{run.pk}",
             via="task",
@@ -423,15 +424,17 @@ def ask_for_run(
     user: str,
     parse: Callable[[dict], T],
     *,
+    schema: dict,
     keep_alive: Iterable[Run] = (),
-    schema: dict | None = None,
     max_tokens: int | None = None,
 ) -> tuple[T | None, str]:
     """Ask the model on behalf of the running `run`: heartbeat it (and the runs in
     `keep_alive`, e.g. a consolidation waiting on its fact review) before and after the
-    call, which may take minutes; record the usage — of a failed call too — on the run;
-    check the answer with `parse`, which raises BadAnswer for a wrong shape. `schema`
-    (the step's §13.1 JSON schema) and `max_tokens` go to `Provider.complete_json`.
+    call, which may take minutes; record the usage — of a failed call too — on the run.
+    `schema` (the step's §13.1 JSON schema file) and `max_tokens` go to
+    `Provider.complete_json`; the answer is checked against that same schema
+    (memory.jobs.answers), then read by `parse`, which raises BadAnswer for what a schema
+    cannot say.
     Returns (parsed answer, "") or (None, why the run fails) — never raises LLMError or
     BadAnswer. An answer that is not one JSON object is "answered badly", like a wrong
     shape; an HTTP error or a timeout is "the model call failed"."""
@@ -449,6 +452,7 @@ def ask_for_run(
     for each in alive:
         heartbeat(each)
     try:
+        check_answer(answer.data, schema)
         return parse(answer.data), ""
     except BadAnswer as exc:
         return None, f"the model answered badly: {exc}"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 
-from memory import context, history, notes, workspace
+from memory import context, history, notes
 from memory.clock import today
 from memory.manage.layout import agent_or_404, current_agent, owner_required, page
 
@@ -20,11 +20,10 @@ def agent_screen_current(request: HttpRequest) -> HttpResponse:
 def _provenance(path: str) -> dict:
     """The file's newest version, and whether the file is still exactly that version."""
     latest = history.latest(path)
-    data = workspace.read_bytes_from(path, 0)
     return {
         "path": path,
         "version": latest,
-        "current": latest is not None and history._matches(latest, data),
+        "current": latest is not None and history.is_current(latest),
     }
 
 
@@ -35,9 +34,7 @@ def agent_screen(request: HttpRequest, agent_id: str) -> HttpResponse:
         {"title": title, "text": text, **_provenance(path)}
         for title, path, text in context.system_sections(agent)
     ]
-    notes_read = [
-        _provenance(path) for path in context.pre_turn_paths(agent) if workspace.exists(path)
-    ]
+    notes_read = [_provenance(path) for path in context.pre_turn_paths(agent)]
     memory_path = notes.memory_path(agent)
     return page(
         request,

@@ -12,7 +12,7 @@ from django.utils.http import urlencode
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from memory import history, workspace
+from memory import history
 from memory.errors import DomainError
 from memory.manage.layout import actor, owner_required, page, report_error
 from proposals import diff
@@ -23,7 +23,7 @@ MAX_SHOWN = 1000  # versions listed on one page (newest first)
 def _path_or_404(request: HttpRequest) -> str:
     path = request.GET.get("path") or ""
     try:
-        workspace.resolve(path)
+        history.check_path(path)
     except DomainError as exc:
         raise Http404(exc.message) from None
     return path
@@ -42,9 +42,8 @@ def file_history(request: HttpRequest) -> HttpResponse:
             "versions": rows,
             "total": history.versions(path=path).count(),
             "shown": MAX_SHOWN,
-            "current_hash": workspace.bytes_hash(path),
-            "unrecorded": latest is not None
-            and not history._matches(latest, workspace.read_bytes_from(path, 0)),
+            "current_hash": history.current_hash(path),
+            "unrecorded": latest is not None and not history.is_current(latest),
         },
         tab="memory",
     )
@@ -66,7 +65,7 @@ def version_detail(request: HttpRequest, version_id: int) -> HttpResponse:
             "version": version,
             "text": after,
             "diff_html": diff.render_file_diffs([changes]),
-            "current_hash": workspace.bytes_hash(version.path),
+            "current_hash": history.current_hash(version.path),
         },
         tab="memory",
     )

@@ -19,11 +19,11 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 
 from memory.agents import default_agent, dir_problems
+from memory.clock import zone_name
 from memory.errors import Conflict, DiskFull, DomainError, NotFound, WorkspaceReadOnly
 from memory.jobs.llm import get_provider
 from memory.models import Agent, Run
 from memory.owner import is_owner
-from memory.templatetags.memory_pages import zone_name
 from proposals import actions
 
 USER_CAP = 4000

@@ -13,7 +13,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 from django.views.decorators.http import require_POST
 
-from memory import facts, notes, reading, search, workspace
+from memory import facts, notes, reading, search
 from memory.agents import get_agent_or_404
 from memory.errors import Conflict, DomainError, InvalidInput
 from memory.jobs import nightly
@@ -34,7 +34,8 @@ from memory.manage.layout import (
 from memory.manage.paging import PER_PAGE, Counted, paginate, wanted_page
 from memory.manage.rendering import highlight, render_markdown
 from memory.models import Agent, Run
-from memory.text import FACT_TYPES, fold, parse_note_name, word_pattern, words
+from memory.query import Query
+from memory.text import FACT_TYPES, fold, parse_note_name
 from memory.writes import OWNER, forget_fact_or_propose, replace_user, save_fact_or_propose
 
 
@@ -43,16 +44,16 @@ def memory_home(request: HttpRequest) -> HttpResponse:
     """USER.md, the facts (with filter), links to each agent's memory."""
     # Hash what was read (None for a missing file), so saving onto a file created
     # meanwhile is caught as a conflict too.
-    found = workspace.read_file_locked(facts.user_path())
-    user_body = found.text if found else ""
-    raw_hash = found.hash if found else workspace.ABSENT
-    user_form = FileForm(initial={"body": user_body, "base_hash": raw_hash})
-    return _memory_home(request, user_form, user_body, warnings=bad_bytes_warning(found))
+    found = facts.read_user_with_hash()
+    user_form = FileForm(initial={"body": found.text, "base_hash": found.hash})
+    return _memory_home(
+        request, user_form, found.text, warnings=bad_bytes_warning(found.invalid_utf8)
+    )
 
 
-def bad_bytes_warning(found: workspace.FileText | None) -> list[str]:
+def bad_bytes_warning(invalid_utf8: bool) -> list[str]:
     """The warning a page shows for a file with bytes that are not UTF-8 (SPEC §1)."""
-    if found is None or not found.invalid_utf8:
+    if not invalid_utf8:
         return []
     return [
         _(
@@ -71,13 +72,14 @@ def _memory_home(
     warnings=(),
 ):
     query = (request.GET.get("fq") or "").strip()
+    wanted = Query.parse(query, allow_empty=True)
     fact_type = request.GET.get("type") or ""
     all_facts = facts.list_facts()
     shown = [
         fact
         for fact in all_facts
         if (not fact_type or fact.type == fact_type)
-        and (not query or _matches(query, f"{fact.name} {fact.description} {fact.body}"))
+        and _matches(wanted, f"{fact.name} {fact.description} {fact.body}")
     ]
     pager = paginate(request, shown, label=_("facts"))
     return page(
@@ -97,7 +99,7 @@ def _memory_home(
             "user_is_new": not shown_body.strip() and not user_form.is_bound,
             "first_run": not shown_body.strip() and not all_facts,
             "user_template": USER_TEMPLATE,
-            "index_count": count_info(workspace.read(facts.INDEX_PATH) or "", INDEX_CAP),
+            "index_count": count_info(facts.read_index(), INDEX_CAP),
             "file_warnings": list(warnings),
         },
         tab="memory",
@@ -109,10 +111,11 @@ def facts_types() -> tuple[str, ...]:
     return FACT_TYPES
 
 
-def _matches(query: str, text: str) -> bool:
-    """Every word of the query is in the text, compared as search compares (folded)."""
+def _matches(query: Query, text: str) -> bool:
+    """Every word of the query is in the text, compared as search compares (folded); a
+    query without words filters nothing out."""
     folded = fold(text)
-    return all(word_pattern(word).search(folded) for word in words(query))
+    return all(word.pattern.search(folded) for word in query.words)
 
 
 @owner_required
@@ -170,9 +173,9 @@ def add_fact(request: HttpRequest) -> HttpResponse:
             return redirect("memory-pages:home")
     # Shown again as typed, each error next to its field: nothing the owner wrote is lost.
     messages.error(request, _("The fact was not saved: see the form below."))
-    raw, raw_hash = workspace.read_with_hash(facts.user_path())
-    user_form = FileForm(initial={"body": raw or "", "base_hash": raw_hash})
-    return _memory_home(request, user_form, raw or "", status=status, new_fact_form=form)
+    found = facts.read_user_with_hash()
+    user_form = FileForm(initial={"body": found.text, "base_hash": found.hash})
+    return _memory_home(request, user_form, found.text, status=status, new_fact_form=form)
 
 
 def _save_fact_form(name: str, form: FactForm, *, create_only: bool = False) -> None:
@@ -253,10 +256,11 @@ def agent_memory(request: HttpRequest, agent_id: str) -> HttpResponse:
                 return _agent_memory(request, agent, form, body, status=exc.status_code)
             messages.success(request, _("MEMORY.md saved."))
             return redirect("memory-pages:agent-memory", agent_id=agent.pk)
-    found = workspace.read_file_locked(notes.memory_path(agent))
-    body = found.text if found else ""
-    form = FileForm(initial={"body": body, "base_hash": found.hash if found else workspace.ABSENT})
-    return _agent_memory(request, agent, form, body, warnings=bad_bytes_warning(found))
+    found = notes.read_memory_with_hash(agent)
+    form = FileForm(initial={"body": found.text, "base_hash": found.hash})
+    return _agent_memory(
+        request, agent, form, found.text, warnings=bad_bytes_warning(found.invalid_utf8)
+    )
 
 
 def _agent_memory(request, agent: Agent, form: FileForm, body: str, status: int = 200, warnings=()):
@@ -283,7 +287,7 @@ def note_detail(request: HttpRequest, agent_id: str, name: str) -> HttpResponse:
     agent = agent_or_404(request, agent_id)
     try:
         rel = notes.existing_note_path(agent, name)
-        found = workspace.read_file_locked(rel)
+        found = notes.read_note_with_hash(agent, name)
     except DomainError as exc:
         raise Http404(exc.message) from None
     if found is None:
@@ -316,7 +320,7 @@ def note_detail(request: HttpRequest, agent_id: str, name: str) -> HttpResponse:
             "path": rel,
             "form": form,
             "body_html": render_markdown(text),
-            "file_warnings": bad_bytes_warning(found),
+            "file_warnings": bad_bytes_warning(found.invalid_utf8),
             "lines": numbered_lines(text, request.GET.get("q") or ""),
         },
         tab="memory",
@@ -352,8 +356,9 @@ def numbered_lines(text: str, query: str = "") -> list[dict]:
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
+    marked = Query.parse(query, allow_empty=True)
     return [
-        {"number": number, "html": highlight(line, query) if query else line}
+        {"number": number, "html": highlight(line, marked) if query else line}
         for number, line in enumerate(lines, start=1)
     ]
 
@@ -399,7 +404,7 @@ def edit_url(agent: Agent, path: str) -> str:
     return reverse("memory-pages:memory-file", args=[agent.pk, path])
 
 
-def hit_links(hit: search.Hit, query: str) -> dict:
+def hit_links(hit: search.Hit, query: Query) -> dict:
     """Where a search hit opens (the fact's page, or the file at its line) and the day
     of its note."""
     day = None
@@ -408,7 +413,7 @@ def hit_links(hit: search.Hit, query: str) -> dict:
         url = reverse("memory-pages:fact", args=[name])
     else:
         url = reverse("memory-pages:file", args=[hit.agent, hit.path])
-        url += f"?q={quote(query)}#L{hit.line}" if hit.line else ""
+        url += f"?q={quote(query.text)}#L{hit.line}" if hit.line else ""
         folder, _sep, file_name = hit.path.rpartition("/")
         if folder == notes.NOTES_DIR:
             try:
@@ -429,10 +434,10 @@ def search_page(request: HttpRequest) -> HttpResponse:
     window = None
     explained = None
     if form.is_valid() and form.cleaned_data["q"].strip():
-        query = form.cleaned_data["q"]
         agent_id = form.cleaned_data.get("agent") or None
         number = wanted_page(request)
         try:
+            query = Query.parse(form.cleaned_data["q"])
             window = search.search_window(
                 query, agent_id=agent_id, offset=(number - 1) * PER_PAGE, limit=PER_PAGE
             )

@@ -15,7 +15,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_POST
 
-from memory import notes, workspace
+from memory import notes
 from memory.errors import DomainError, InvalidInput
 from memory.manage.layout import actor, back, owner_required, page, report_error
 from memory.manage.paging import paginate
@@ -80,15 +80,6 @@ def proposal_detail(request: HttpRequest, pk: int) -> HttpResponse:
     )
 
 
-def _stale_paths(proposal: Proposal) -> set[str]:
-    bases = proposal.base_hashes or {}
-    return {
-        path
-        for path in actions.planned_writes(proposal)
-        if path in bases and workspace.file_hash(path) != bases[path]
-    }
-
-
 def proposal_card(proposal: Proposal, *, review: bool = False) -> dict:
     """What a card shows: the kind in words, its age, reasons (a consolidation's beside the
     lines they name), per changed file the diff against the text it replaces (escaped by
@@ -96,12 +87,10 @@ def proposal_card(proposal: Proposal, *, review: bool = False) -> dict:
     pending = proposal.status == Proposal.Status.PENDING
     batch = len(actions.planned_writes(proposal)) > 1 or proposal.kind == "wiki_compile"
     diffs = diff.proposal_diff(proposal)
-    stale = _stale_paths(proposal) if pending and batch else set()
+    stale = actions.stale_paths(proposal) if pending and batch else set()
     for item in diffs:
         item.stale = item.path in stale
-    reasons = proposal.reasons or []
-    items = (proposal.payload or {}).get("reason_items") or []
-    left = diff.attach_reasons(diffs, items) if items else None
+    reasons = _card_reasons(proposal, diffs)  # before the diffs render: it marks their rows
     choose_pages = review and pending and batch
     choose_hunks = review and pending and proposal.kind == "memory_rewrite"
     card = {
@@ -111,7 +100,7 @@ def proposal_card(proposal: Proposal, *, review: bool = False) -> dict:
             diffs, choose_pages=choose_pages, choose_hunks=choose_hunks
         ),
         "added_lines": diff.added_lines(proposal) if proposal.kind == "agent_memory" else None,
-        "reasons": [reason_text(reason) for reason in reasons] if left is None else left,
+        "reasons": reasons,
         "can_undo": actions.can_undo(proposal),
         "batch": batch,
         "stale": sorted(stale),
@@ -122,18 +111,7 @@ def proposal_card(proposal: Proposal, *, review: bool = False) -> dict:
         "rule_offer": None,
     }
     if pending:
-        card["siblings"] = list(
-            Proposal.objects.filter(status=Proposal.Status.PENDING, target=proposal.target)
-            .exclude(pk=proposal.pk)
-            .values_list("pk", flat=True)
-        )
-        card["rule_offer"] = rules.offer_for(proposal)
-    if review and pending:
-        card["edits"] = [
-            {"n": n, "path": path, "text": diff.editable_text(path, text)}
-            for n, (path, text) in enumerate(sorted(actions.planned_writes(proposal).items()))
-            if text is not None
-        ]
+        card.update(_pending_parts(proposal, review=review))
     if proposal.applied_writes or proposal.decision:
         card["applied_html"] = (
             diff.render_file_diffs(diff.proposal_diff(proposal, applied=True))
@@ -142,6 +120,35 @@ def proposal_card(proposal: Proposal, *, review: bool = False) -> dict:
         )
         card["decision"] = proposal.decision or {}
     return card
+
+
+def _card_reasons(proposal: Proposal, diffs: list) -> list:
+    """The reasons in words; a consolidation's structured reasons are attached to the
+    lines of `diffs` they name, and only those left over are listed."""
+    items = (proposal.payload or {}).get("reason_items") or []
+    if items:
+        return diff.attach_reasons(diffs, items)
+    return [reason_text(reason) for reason in proposal.reasons or []]
+
+
+def _pending_parts(proposal: Proposal, *, review: bool) -> dict:
+    """What only a pending card has: the other pending proposals on its file, the
+    standing rule it could start, and on the review page the texts to edit."""
+    parts: dict = {
+        "siblings": list(
+            Proposal.objects.filter(status=Proposal.Status.PENDING, target=proposal.target)
+            .exclude(pk=proposal.pk)
+            .values_list("pk", flat=True)
+        ),
+        "rule_offer": rules.offer_for(proposal),
+    }
+    if review:
+        parts["edits"] = [
+            {"n": n, "path": path, "text": diff.editable_text(path, text)}
+            for n, (path, text) in enumerate(sorted(actions.planned_writes(proposal).items()))
+            if text is not None
+        ]
+    return parts
 
 
 def _decide(

@@ -17,7 +17,8 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from memory.errors import InvalidInput
-from memory.text import fold, slugify, word_pattern, words
+from memory.query import Query
+from memory.text import fold, slugify
 
 ALLOWED_TAGS = {
     "a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "details", "dl", "dt", "em",
@@ -85,7 +86,7 @@ def render_markdown(text: str, *, wiki_url: Callable[[str], str] | None = None) 
 # --- search hits -----------------------------------------------------------------------
 
 
-def matched_spans(text: str, query: str) -> list[tuple[int, int]]:
+def matched_spans(text: str, query: Query) -> list[tuple[int, int]]:
     """Where the query's words are in `text`, as (start, end) offsets into `text` itself,
     found exactly as search finds them (folded, short words whole; memory.text). Folding
     works character by character, so each folded character knows the original one it
@@ -98,8 +99,8 @@ def matched_spans(text: str, query: str) -> list[tuple[int, int]]:
         origin.extend([index] * len(folded))
     folded_text = "".join(folded_chars)
     spans: list[tuple[int, int]] = []
-    for word in words(query):
-        for match in word_pattern(word).finditer(folded_text):
+    for word in query.words:
+        for match in word.pattern.finditer(folded_text):
             if match.end() == match.start():
                 continue
             start, end = origin[match.start()], origin[match.end() - 1] + 1
@@ -115,7 +116,7 @@ def matched_spans(text: str, query: str) -> list[tuple[int, int]]:
     return merged
 
 
-def highlight(text: str, query: str) -> SafeString:
+def highlight(text: str, query: Query) -> SafeString:
     """`text` escaped, then the query's words wrapped in <mark>: the marks are the only
     HTML in the result, so nothing in a note can inject markup."""
     parts: list[str] = []

@@ -9,14 +9,9 @@ from django.utils import timezone
 from django.utils.dateformat import format as date_format
 from django.utils.html import format_html
 
-from memory.clock import local_tz
+from memory.clock import local_tz, zone_name
 
 register = template.Library()
-
-
-def zone_name() -> str:
-    tz = local_tz()
-    return getattr(tz, "key", None) or str(tz)
 
 
 @register.filter
@@ -47,12 +42,6 @@ def _offset(local: dt.datetime) -> str:
     sign = "+" if minutes >= 0 else "-"
     hours, rest = divmod(abs(minutes), 60)
     return f"{sign}{hours:02d}" + (f":{rest:02d}" if rest else "")
-
-
-@register.simple_tag
-def owner_zone() -> str:
-    """The owner's time zone name (MEMORY_TIME_ZONE)."""
-    return zone_name()
 
 
 @register.filter

@@ -181,11 +181,8 @@ def test_it_skips_when_no_model_is_configured(helper_agent, settings):
             "Here is the new memory: - Owner lives in Hanoi",
             "the model answered badly: the model did not answer with one JSON object",
         ),
-        (
-            {"memory": "# Memory\n"},
-            "the model answered badly: the answer lacks `memory` or `reasons`",
-        ),
-        ({"reasons": []}, "the model answered badly: the answer lacks `memory` or `reasons`"),
+        ({"memory": "# Memory\n"}, "the model answered badly: the answer lacks `reasons`"),
+        ({"reasons": []}, "the model answered badly: the answer lacks `memory`"),
         ({"memory": ["a"], "reasons": []}, "the model answered badly: `memory` is not a string"),
         ({"memory": "x", "reasons": "none"}, "the model answered badly: `reasons` is not a list"),
         (

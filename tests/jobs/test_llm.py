@@ -6,6 +6,7 @@ from decimal import Decimal
 
 import pytest
 
+from memory.jobs import llm
 from memory.jobs.llm import AnthropicProvider, LLMError, OpenAIProvider, get_provider
 from tests.fakellm import Reply
 
@@ -150,3 +151,21 @@ def test_a_prompt_template_leaves_braces_in_the_values_alone(tmp_path):
     (tmp_path / "p.md").write_text("Notes:\n{{notes}}\nAgent: {{agent}}\n", encoding="utf-8")
     text = render_prompt("p.md", tmp_path, notes="- saw {{agent}} and {x}", agent="master")
     assert text == "Notes:\n- saw {{agent}} and {x}\nAgent: master\n"
+
+
+def test_the_price_table_is_the_data_file_a_person_edits(monkeypatch, tmp_path, request):
+    request.addfinalizer(llm.prices.cache_clear)  # later tests read the real table again
+    assert llm.PRICES_FILE.name == "prices.toml"
+    assert llm.prices()["gpt-4o-mini"] == (Decimal("0.15"), Decimal("0.60"))
+    assert llm.price("gpt-4o-mini", 900, 64) == Decimal("0.000173")
+
+    edited = tmp_path / "prices.toml"
+    monkeypatch.setattr(llm, "PRICES_FILE", edited)
+    for text in ('"m" = { input = 1.0 }\n', '"m" = { input = -1.0, output = 2.0 }\n'):
+        edited.write_text(text, encoding="utf-8")
+        llm.prices.cache_clear()
+        with pytest.raises(ValueError, match=r"prices.toml: m needs an `input` and an `output`"):
+            llm.prices()
+    edited.write_text('"m" = { input = 1, output = 2.5 }\n', encoding="utf-8")
+    llm.prices.cache_clear()
+    assert llm.price("m", 1_000_000, 2_000_000) == Decimal("6.000000")

@@ -165,3 +165,25 @@ def test_it_refuses_an_unknown_chat_kind(master):
         context.build_context(master, "c", "public")
     with pytest.raises(InvalidInput):
         context.pre_turn_block(master, "x" * 201)
+
+
+def test_the_context_request_records_one_cursor_row_per_conversation(
+    owner_client, master, workspace
+):
+    """Over the API, what the database holds: one cursor row for a conversation; none for
+    a preview, a group chat or a refused request (the behaviour: tests/spec §4)."""
+    day = clock.today().isoformat()
+    (workspace / "MEMORY.md").write_text("- Owner: Minh\n")
+    notes.memory_save(master, "sáng")
+    url = "/api/agents/master/memory/context"
+    first = owner_client.get(url, {"conversation": "tg-42"}).json()
+    assert first["system"] == "## MEMORY.md\n- Owner: Minh"
+    assert first["pre_turn"].startswith(f"## memory/{day}.md\n```markdown\n# {day}\n\n- ")
+    assert owner_client.get(url, {"conversation": "tg-42"}).json()["pre_turn"] == ""
+    assert NoteCursor.objects.filter(conversation="tg-42").count() == 1
+    # Without a conversation: the preview, nothing recorded.
+    assert owner_client.get(url).json()["pre_turn"] == first["pre_turn"]
+    group = owner_client.get(url, {"conversation": "g", "chat": "group"}).json()
+    assert group == {"system": "", "pre_turn": ""}
+    assert owner_client.get(url, {"chat": "public"}).status_code == 422
+    assert NoteCursor.objects.count() == 1

@@ -71,3 +71,15 @@ def test_it_raises_not_found_for_an_unknown_fact(workspace):
         facts.get_fact_or_404("nope")
     with pytest.raises(NotFound):
         facts.forget_fact("nope")
+
+
+def test_a_lone_surrogate_never_reaches_a_fact_file_from_inside(workspace, master):
+    from memory import facts
+    from memory.errors import InvalidInput
+
+    with pytest.raises(InvalidInput):
+        facts.save_fact(
+            "bad", description="x\ud800", type="preference", body="", written_by="owner",
+            source="web",
+        )  # fmt: skip
+    assert not (workspace / "users/owner/facts/bad.md").exists()

@@ -12,6 +12,7 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from memory import history, notes, workspace
+from memory.attribution import attributed
 from memory.errors import Conflict, InvalidInput
 from memory.models import ApiToken, FileVersion
 from memory.writes import add_memory_lines_or_propose
@@ -38,7 +39,7 @@ def test_it_records_each_write_with_who_and_the_text(master, workspace):
 
 
 def workspace_attributed(**fields):
-    return workspace.attributed(**fields)
+    return attributed(**fields)
 
 
 def test_an_edit_made_outside_the_app_is_recorded_first(master, workspace):

@@ -14,6 +14,7 @@ from memory import facts, notes
 from memory import workspace as ws
 from memory.errors import DiskFull, InvalidInput
 from memory.text import note_day
+from memory.workspace import batches
 
 
 def _note(home, name: str, text: str = "x\n") -> None:
@@ -191,7 +192,7 @@ def test_write_many_leaves_a_file_changed_since_its_base_alone(workspace):
 
 
 def test_write_many_writes_large_batches_in_groups(workspace, monkeypatch):
-    monkeypatch.setattr(ws, "WRITE_MANY_GROUP", 3)
+    monkeypatch.setattr(batches, "WRITE_MANY_GROUP", 3)
     texts = {f"many/{index}.md": f"{index}\n" for index in range(10)}
     assert ws.write_many(texts) == list(texts)
     assert all(ws.read(rel) == text for rel, text in texts.items())

@@ -4,6 +4,8 @@ tests/spec/test_presence_api.py."""
 
 from __future__ import annotations
 
+import pytest
+
 from memory.presence import Caller
 
 
@@ -15,3 +17,24 @@ def test_the_caller_rule_in_one_place():
     assert Caller(agent_id="a").source("job:y") == "job:y"
     assert Caller().source() == "http"
     assert Caller().source(default="mcp") == "mcp"
+
+
+@pytest.mark.parametrize(
+    "source", ["chat", "telegram", "web", "http", "conv:tg-42", "job:nightly-consolidate"]
+)
+def test_it_accepts_the_known_sources(source):
+    from memory.presence import is_job_source, validate_source
+
+    assert validate_source(source) == source
+    assert is_job_source(source) is source.startswith("job:")
+
+
+@pytest.mark.parametrize(
+    "source", ["", " ", "job:", "job: x", "Job:x", "web\n", "chat\x00", None, 3, "x" * 300]
+)
+def test_it_refuses_nonsense_sources(source):
+    from memory.errors import InvalidInput
+    from memory.presence import validate_source
+
+    with pytest.raises(InvalidInput):
+        validate_source(source)

@@ -22,6 +22,7 @@ import pytest
 from memory import notes, search, search_index
 from memory import workspace as files
 from memory.models import Agent
+from memory.workspace import changes
 from tests.processes import test_database_url
 
 OLD = 1_600_000_000
@@ -201,8 +202,8 @@ def test_after_an_idle_spell_the_query_reconciles_first(workspace, settings):
 
 def test_a_host_that_fell_behind_the_change_log_reconciles(workspace, settings, monkeypatch):
     settings.MEMORY_SEARCH_RECONCILE_SECONDS = 3600
-    monkeypatch.setattr(files, "CHANGES_SEGMENT_BYTES", 64)
-    monkeypatch.setattr(files, "CHANGES_KEEP", 2)
+    monkeypatch.setattr(changes, "CHANGES_SEGMENT_BYTES", 64)
+    monkeypatch.setattr(changes, "CHANGES_KEEP", 2)
     put(workspace, "memory/2020-01-01.md", "- guanabana\n")
     assert texts("guanabana") == ["- guanabana"]
     for n in range(30):  # many segments: the one this index stopped in is removed

@@ -149,3 +149,28 @@ def test_it_validates_arrays_and_their_items():
     assert tools.validate({"sources": ["note:2026-11-30"]}, schema) == []
     assert tools.validate({"sources": []}, schema) == ["sources must have at least 1 items."]
     assert tools.validate({"sources": ["a", 2]}, schema) == ["sources[1] must be of type string."]
+
+
+def test_a_very_long_wiki_title_is_422_from_the_tool(master, workspace):
+    answer = tools.run_tool(
+        master,
+        "wiki_apply",
+        {"title": "東京" * 60, "kind": "entity", "sources": ["note:2026-01-01"], "body": "x"},
+        source="chat",
+    )
+    assert answer.startswith("Error:")
+    assert not (workspace / "memory/wiki").exists() or not list(
+        (workspace / "memory/wiki").rglob("*.md")
+    )
+
+
+def test_a_lone_surrogate_is_an_error_string_for_a_tool_loop(workspace, master):
+    """SPEC §17 through run_tool, what an SDK's tool loop calls (over REST:
+    tests/spec/test_s17_errors.py)."""
+    fact = {"name": "bad", "description": "x\ud800y", "type": "preference", "body": "b"}
+    loop = tools.run_tool(master, "user_memory_save", fact, source="chat")
+    assert loop.startswith("Error:") and "lone surrogate" in loop
+    saved = tools.run_tool(master, "memory_save", {"text": "a\udfffb"}, source="chat")
+    assert "lone surrogate" in saved
+    assert not (workspace / "users/owner/facts/bad.md").exists()
+    assert not (workspace / "memory").exists() or not list((workspace / "memory").iterdir())

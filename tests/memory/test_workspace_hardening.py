@@ -16,6 +16,7 @@ import pytest
 
 from memory import workspace as ws
 from memory.errors import DiskFull, InvalidInput, PathRefused
+from memory.workspace import locks
 
 
 def _mode(path) -> int:
@@ -38,7 +39,7 @@ def test_a_rewrite_keeps_the_files_mode(workspace):
     ws.write("MEMORY.md", "- two\n")
     assert _mode(workspace / "MEMORY.md") == 0o644
     os.chmod(workspace / "MEMORY.md", 0o640)
-    ws.write_if_unchanged("MEMORY.md", "- three\n", base_hash=ws.hash_text("- two\n"))
+    ws.write_checked("MEMORY.md", "- three\n", base_hash=ws.hash_text("- two\n"))
     assert _mode(workspace / "MEMORY.md") == 0o640
     assert (workspace / "MEMORY.md").read_text() == "- three\n"
 
@@ -290,7 +291,7 @@ def test_two_paths_on_one_stripe_nest_in_one_thread(workspace):
     seen: dict[int, str] = {}
     for number in range(10_000):
         rel = f"memory/n{number}.md"
-        stripe = ws._stripe("f", rel)
+        stripe = locks.stripe("f", rel)
         if stripe in seen:
             first, second = seen[stripe], rel
             break

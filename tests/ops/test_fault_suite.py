@@ -25,7 +25,6 @@ from tests.fakellm import FakeLLM, Reply
 from tests.ops.procs import alive, wait_for
 from tests.ops.server import Deployment, kill, percentile, since
 
-pytestmark = pytest.mark.slow
 logging.getLogger("httpx").setLevel(logging.WARNING)
 
 CHAOS_SECONDS = 75

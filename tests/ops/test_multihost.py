@@ -28,7 +28,6 @@ from tests.ops.hosts import Network
 from tests.ops.procs import ROOT, wait_for
 from tests.ops.server import BIN, percentile, since
 
-pytestmark = pytest.mark.slow
 logging.getLogger("httpx").setLevel(logging.WARNING)
 
 CLIENTS = 16

@@ -18,7 +18,7 @@ from django_q.models import Task
 from tests.ops.procs import RedisServer, Worker, wait_for
 from tests.processes import test_database_url
 
-pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+pytestmark = pytest.mark.django_db(transaction=True)
 ENQUEUE = Path(__file__).with_name("enqueue.py")
 
 

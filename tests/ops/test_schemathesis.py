@@ -16,11 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 from tests.ops.server import Deployment
-
-pytestmark = pytest.mark.slow
 
 BIN = Path(sys.executable).parent
 OWNER_SECONDS = 140

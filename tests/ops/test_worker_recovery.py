@@ -23,7 +23,7 @@ from tests.fakellm import FakeLLM, Reply
 from tests.ops.procs import ROOT, Worker, alive, children, probe, wait_for
 from tests.processes import test_database_url
 
-pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 RECOVERY_SECONDS = 60
 

@@ -156,6 +156,8 @@ def test_bad_answers_fail_the_run_and_write_nothing(helper_agent, fake_llm, work
         {"pages": [{**page("Eco", "x"), "sources": "note:2026-11-20"}]},
         {"pages": [{**page("Eco", "x"), "questions": "why?"}]},
         {"pages": [page("???", "x")]},
+        {"pages": [page("Eco", "x", status="draft")]},  # the schema says ok or review
+        {"pages": [{**page("Eco", "x"), "links": []}]},  # a key the schema does not have
         {"pages": [page("Good", "x"), page("Eco", "x", kind="place")]},
     ]
     for answer in bad_answers:

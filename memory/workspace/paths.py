@@ -1,0 +1,148 @@
+"""Paths and names: the root, and the one check every workspace path passes.
+
+A path is workspace-relative POSIX text ("users/owner/USER.md"). `resolve` turns it into
+the file on disk or refuses it (PathRefused, nothing read or written): absolute paths,
+`..`, NUL, compatibility characters, names over 255 bytes, anything whose real location is
+not below the root, and any path through a symbolic link below the root. A name is one
+name whatever its Unicode spelling: macOS writes `sách.md` decomposed (NFD), a client
+sends it composed (NFC); both find the file that is there, and a new file is created
+composed.
+"""
+
+from __future__ import annotations
+
+import os
+import unicodedata
+from pathlib import Path
+
+from django.conf import settings
+
+from memory.errors import PathRefused
+
+# The app's machinery below the root, never memory (each holds a `.gitignore` of `*`).
+LOCK_DIR = ".memory-locks"  # the lock pool (memory.workspace.locks)
+CHANGES_DIR = ".memory-changes"  # the change log (memory.workspace.changes)
+STATE_DIR = ".memory-state"  # derived state (the facts index's, the wiki's change lists)
+MAX_NAME_BYTES = 255  # one path component, as every Linux file system allows
+MAX_PATH_BYTES = 3000  # the whole relative path (PATH_MAX is 4096 with the root)
+
+
+def root() -> Path:
+    """The workspace root, read from settings on every call (tests point it at tmp_path)."""
+    return Path(settings.MY_AGENT_HOME).expanduser().resolve()
+
+
+def check_relative(rel: str) -> str:
+    """The composed (NFC) spelling of a relative path, or PathRefused. Looks at the text
+    only (no disk): the first step of `resolve`, and of every reader that opens the parts
+    of a path itself."""
+    if not isinstance(rel, str) or not rel:
+        raise PathRefused("Empty path.")
+    if "\x00" in rel:
+        raise PathRefused("Path contains a NUL byte.")
+    composed = rel if rel.isascii() else unicodedata.normalize("NFC", rel)
+    # Fullwidth dots and slashes fold to ASCII ones under NFKC; refuse them instead of
+    # letting another layer interpret them later. (NFD and NFC spell the same name and
+    # are both accepted: NFKC of either is the composed form.)
+    if not rel.isascii() and unicodedata.normalize("NFKC", rel) != composed:
+        raise PathRefused(f"Path has characters that are not plain: {rel!r}.")
+    if "\\" in rel or rel.startswith("/") or (len(rel) > 1 and rel[1] == ":"):
+        raise PathRefused(f"Path must be relative to the workspace: {rel!r}.")
+    parts = composed.split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        raise PathRefused(f"Path may not contain empty, '.' or '..' parts: {rel!r}.")
+    try:
+        encoded = [part.encode("utf-8") for part in parts]
+    except UnicodeEncodeError:
+        raise PathRefused(f"Path is not valid Unicode text: {rel!r}.") from None
+    if any(len(part) > MAX_NAME_BYTES for part in encoded):
+        raise PathRefused(
+            f"A name in the path is longer than {MAX_NAME_BYTES} bytes: {rel[:80]!r}…."
+        )
+    if sum(len(part) + 1 for part in encoded) > MAX_PATH_BYTES:
+        raise PathRefused(f"The path is longer than {MAX_PATH_BYTES} bytes.")
+    return composed
+
+
+def spelled_on_disk(base: Path, composed: str) -> Path:
+    """`base / composed` with each name spelled as it is on disk: a name that is not
+    there as given but is there in another Unicode normalisation (NFD from macOS) is
+    that entry. A name found nowhere stays composed (what a new file is called)."""
+    if composed.isascii():
+        return base / composed
+    current = base
+    for part in composed.split("/"):
+        candidate = current / part
+        if part.isascii() or os.path.lexists(candidate):
+            current = candidate
+            continue
+        try:
+            names = sorted(os.listdir(current))
+        except OSError:  # missing, or not a directory: the name is new
+            current = candidate
+            continue
+        match = next(
+            (
+                name
+                for name in names
+                if not name.isascii() and unicodedata.normalize("NFC", name) == part
+            ),
+            None,
+        )
+        current = current / match if match is not None else candidate
+    return current
+
+
+def _first_link(base: Path, candidate: Path) -> tuple[str, str] | None:
+    """(the workspace-relative path of the first symbolic link on the way to candidate,
+    where it points), or None when there is none."""
+    current = base
+    for part in candidate.relative_to(base).parts:
+        current = current / part
+        if os.path.islink(current):
+            try:
+                target = os.readlink(current)
+            except OSError:
+                target = "?"
+            return current.relative_to(base).as_posix(), target
+    return None
+
+
+def resolve(rel: str) -> Path:
+    """The absolute path of `rel` (as spelled on disk), refusing anything outside the
+    workspace.
+
+    Raises PathRefused for absolute paths, `..`, NUL, compatibility characters (fullwidth
+    `．`), names over 255 bytes, any path whose real location (symlinks followed) is not
+    below the root, and any path that goes through a symbolic link below the root: a link
+    inside one agent's dir must not become a way into another agent's files (the root
+    itself may be a link). The message names the link and where it points.
+    """
+    composed = check_relative(rel)
+    base = root()
+    candidate = spelled_on_disk(base, composed)
+    real = Path(os.path.realpath(candidate))
+    if real != candidate:
+        link = _first_link(base, candidate)
+        if link is not None:
+            where, target = link
+            raise PathRefused(
+                f"{where} is a symbolic link (to {target}); links inside the workspace are "
+                f"not followed, so {rel!r} cannot be used. Move the folder or file into the "
+                "workspace instead (docs/openclaw.md, symbolic links)."
+            )
+    if real != base and base not in real.parents:
+        raise PathRefused(f"Path leaves the workspace: {rel!r}.")
+    if real != candidate:
+        raise PathRefused(f"Path goes through a symbolic link: {rel!r}.")
+    return candidate
+
+
+def composed_name(name: str) -> str:
+    """A name as the workspace hands it out: composed (NFC), whatever its spelling on disk."""
+    return name if name.isascii() else unicodedata.normalize("NFC", name)
+
+
+def is_hidden(rel: str) -> bool:
+    """Whether any part of the path is hidden (the machinery: `.memory-locks/`…)."""
+    return any(part.startswith(".") for part in rel.split("/"))

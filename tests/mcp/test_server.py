@@ -1,0 +1,69 @@
+"""memory/mcp/server.py in this process: the tool calls and resource reads the MCP
+transports hand to it (the transports themselves: tests/mcp/test_mcp_server.py)."""
+
+from __future__ import annotations
+
+import unicodedata
+
+import pytest
+
+from memory.mcp.server import call_tool_now, read_resource_now
+from memory.models import ApiToken
+from memory.presence import Caller
+from tests.hand_written import snapshot, write_hand_written
+
+NFC = unicodedata.normalize("NFC", "sách-đang-đọc.md")
+NFD = unicodedata.normalize("NFD", "sách-đang-đọc.md")
+
+
+@pytest.mark.parametrize("spelling", [NFC, NFD])
+def test_either_spelling_reads_the_one_file(master, workspace, spelling):
+    (workspace / "memory").mkdir(exist_ok=True)
+    (workspace / "memory" / NFD).write_text("# Sách\n\n- Dune, đọc xong\n", encoding="utf-8")
+    caller = Caller(agent_id="master")
+    got = call_tool_now(caller, "memory_get", {"path": f"memory/{spelling}"})
+    assert not got.is_error and "Dune" in got.content[0].text
+    resource = read_resource_now(caller, f"memory://agents/master/memory/{spelling}")
+    assert "Dune" in resource
+
+
+@pytest.fixture
+def hand_written(workspace, master, helper_agent, owner_today):
+    return write_hand_written(workspace, owner_today)
+
+
+def test_no_mcp_read_writes_to_the_workspace(hand_written, master):
+    """GETs never write (tests/spec/test_s01_workspace_layout.py): nor does any MCP read."""
+    ApiToken.issue(agent=master)
+    caller = Caller(agent_id="master")
+    before = snapshot(hand_written)
+    nfc = unicodedata.normalize("NFC", "sách-đang-đọc.md")
+    for name, arguments in [
+        ("memory_search", {"query": "minh"}),
+        ("memory_get", {"path": "MEMORY.md"}),
+        ("memory_get", {"path": "memory/2026-11-29.md"}),
+        ("memory_get", {"path": f"memory/{nfc}"}),
+        ("memory_get", {"path": "users/owner/facts/coffee.md"}),
+        ("wiki_get", {"title": "Hạn Eco"}),
+        ("wiki_search", {"query": "minh"}),
+    ]:
+        result = call_tool_now(caller, name, arguments)
+        assert not result.is_error, (name, result.content[0].text)
+        assert snapshot(hand_written) == before, name
+    for uri in [
+        "memory://user/USER.md",
+        "memory://user/facts/INDEX.md",
+        "memory://user/facts/coffee.md",
+        "memory://agents/master/MEMORY.md",
+        "memory://agents/master/memory/2026-11-29.md",
+    ]:
+        read_resource_now(caller, uri)
+        assert snapshot(hand_written) == before, uri
+
+
+def test_a_lone_surrogate_is_an_error_and_writes_nothing(workspace, master):
+    """SPEC §17 over MCP (over REST: tests/spec/test_s17_errors.py)."""
+    fact = {"name": "bad", "description": "x\ud800y", "type": "preference", "body": "b"}
+    mcp = call_tool_now(Caller(agent_id="master"), "user_memory_save", fact)
+    assert mcp.is_error and "lone surrogate" in mcp.content[0].text
+    assert not (workspace / "users/owner/facts/bad.md").exists()

@@ -1,0 +1,523 @@
+"""SPEC §6: memory_search (folding, word rules, all-words-first, ranking, format) and the
+REST search across scopes."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import write_by_hand
+
+
+def _search(client, query, agent="master"):
+    response = client.post(
+        f"/api/agents/{agent}/tools/memory_search",
+        data={"query": query},
+        format="json",
+    )
+    assert response.status_code == 200, response.content
+    return [line for line in response.json()["result"].splitlines() if line.startswith("[")]
+
+
+def _api(client, **params):
+    response = client.get("/api/memory/search", params)
+    assert response.status_code == 200, response.content
+    data = response.json()
+    return data["results"]
+
+
+@pytest.mark.parametrize(
+    "query,text",
+    [
+        ("sach dang doc", "- sách đang đọc: Nhà giả kim"),
+        ("duc", "- gặp anh Đức ở quán"),
+        ("nguyen", "- ông Nguyễn gọi điện"),
+        ("benh vien", "- đi bệnh viện Chợ Rẫy"),
+        ("ho chi minh", "- bay vào Hồ Chí Minh"),
+        ("pho", "- ăn phở bò"),
+        ("SÁCH", "- sách mới"),
+    ],
+)
+def test_it_folds_marks_and_d_stroke(owner_client, master, workspace, query, text):
+    write_by_hand(workspace / "memory/2026-01-01.md", f"# 2026-01-01\n{text}\n")
+    assert _search(owner_client, query) == [f"[memory/2026-01-01.md:2] (2026-01-01 Thu) {text}"]
+
+
+def test_it_matches_short_words_only_whole(owner_client, master, workspace):
+    write_by_hand(
+        workspace / "memory/2026-01-01.md", "- đọc sách\n- read the docs\n- một ô\n- hello doc\n"
+    )
+    assert _search(owner_client, "doc") == [
+        "[memory/2026-01-01.md:1] (2026-01-01 Thu) - đọc sách",
+        "[memory/2026-01-01.md:4] (2026-01-01 Thu) - hello doc",
+    ]
+    assert _search(owner_client, "o") == ["[memory/2026-01-01.md:3] (2026-01-01 Thu) - một ô"]
+
+
+def test_it_matches_long_words_anywhere(owner_client, master, workspace):
+    write_by_hand(workspace / "memory/2026-01-01.md", "- the sachs family\n- see docstring\n")
+    assert _search(owner_client, "sach") == [
+        "[memory/2026-01-01.md:1] (2026-01-01 Thu) - the sachs family"
+    ]
+    assert _search(owner_client, "docs") == [
+        "[memory/2026-01-01.md:2] (2026-01-01 Thu) - see docstring"
+    ]
+
+
+def test_it_drops_partial_matches_when_an_entry_has_every_word(owner_client, master, workspace):
+    write_by_hand(
+        workspace / "memory/2026-01-01.md", "- alpha only\n- alpha and bravo\n- bravo only\n"
+    )
+    assert _search(owner_client, "alpha bravo") == [
+        "[memory/2026-01-01.md:2] (2026-01-01 Thu) - alpha and bravo"
+    ]
+
+
+def test_it_shows_partial_matches_best_first_when_none_has_every_word(
+    owner_client, master, workspace
+):
+    write_by_hand(workspace / "memory/2026-01-01.md", "- alpha x\n- alpha bravo y\n- charlie z\n")
+    hits = _search(owner_client, "alpha bravo charlie")
+    assert hits[0] == "[memory/2026-01-01.md:2] (2026-01-01 Thu) - alpha bravo y"
+    # One entry each holds bravo and charlie, two hold alpha: the rarer word first.
+    assert hits[1:] == [
+        "[memory/2026-01-01.md:3] (2026-01-01 Thu) - charlie z",
+        "[memory/2026-01-01.md:1] (2026-01-01 Thu) - alpha x",
+    ]
+
+
+def test_it_ranks_newer_files_first_then_path_descending_then_line_order(
+    owner_client, master, workspace
+):
+    # A dated note is as new as its day, whatever its mtime; other files by mtime.
+    write_by_hand(workspace / "memory/2026-01-01.md", "- zeta old\n", mtime=1_800_000_000)
+    write_by_hand(
+        workspace / "memory/2026-01-02.md", "- zeta new one\n- zeta new two\n", mtime=1_700_100_000
+    )
+    write_by_hand(workspace / "memory/a-same.md", "- zeta same a\n", mtime=1_690_000_000)
+    write_by_hand(workspace / "memory/b-same.md", "- zeta same b\n", mtime=1_690_000_000)
+    assert _search(owner_client, "zeta") == [
+        "[memory/2026-01-02.md:1] (2026-01-02 Fri) - zeta new one",
+        "[memory/2026-01-02.md:2] (2026-01-02 Fri) - zeta new two",
+        "[memory/2026-01-01.md:1] (2026-01-01 Thu) - zeta old",
+        "[memory/b-same.md:1] - zeta same b",
+        "[memory/a-same.md:1] - zeta same a",
+    ]
+
+
+def test_it_returns_at_most_12_results(owner_client, master, workspace):
+    write_by_hand(workspace / "memory/2026-01-01.md", "".join(f"- omega {i}\n" for i in range(40)))
+    hits = _search(owner_client, "omega")
+    assert len(hits) == 12
+    assert hits[0] == "[memory/2026-01-01.md:1] (2026-01-01 Thu) - omega 0"
+
+
+def test_it_cuts_result_text_at_700_characters_with_an_ellipsis(owner_client, master, workspace):
+    line = "kappa " + "y" * 1000
+    write_by_hand(workspace / "memory/kappa.md", line + "\n")
+    (hit,) = _search(owner_client, "kappa")
+    text = hit.split("] ", 1)[1]
+    assert text.endswith("…")
+    assert len(text) == 700
+    assert line.startswith(text[:-1])
+
+
+def test_it_does_not_cut_a_700_character_line(owner_client, master, workspace):
+    line = "kappa " + "y" * 694
+    write_by_hand(workspace / "memory/kappa.md", line + "\n")
+    assert _search(owner_client, "kappa") == [f"[memory/kappa.md:1] {line}"]
+
+
+def test_it_returns_a_fact_as_one_entry_with_description_and_body(owner_client, master, workspace):
+    owner_client.put(
+        "/api/memory/user/facts/coffee",
+        data={"description": "likes black coffee", "type": "preference", "body": "Never sugar."},
+        format="json",
+    )
+    # One word in the description, the other in the body: one entry holds both.
+    hits = _search(owner_client, "black sugar")
+    assert hits == ["[users/owner/facts/coffee.md] likes black coffee — Never sugar."]
+
+
+def test_it_searches_memory_md_suffixed_hand_kept_and_wiki_files_but_not_other_agents(
+    owner_client, master, helper_agent, workspace
+):
+    write_by_hand(workspace / "MEMORY.md", "lambda in memory\n")
+    write_by_hand(workspace / "memory/2026-01-01-1030.md", "lambda suffixed\n")
+    write_by_hand(workspace / "memory/facebook-books.md", "lambda books\n")
+    write_by_hand(workspace / "memory/wiki/entities/x.md", "---\ntitle: X\n---\nlambda wiki\n")
+    write_by_hand(workspace / "agents/helper/memory/2026-01-01.md", "lambda helper\n")
+    write_by_hand(workspace / "users/owner/USER.md", "lambda user\n")
+    text = "\n".join(_search(owner_client, "lambda"))
+    for expected in ("lambda in memory", "lambda suffixed", "lambda books", "lambda wiki"):
+        assert expected in text
+    assert "lambda helper" not in text
+    assert "[MEMORY.md:1] lambda in memory" in text
+
+
+# --- §6.2 --------------------------------------------------------------------------------
+
+
+def test_it_labels_every_api_result_with_scope_path_line_text_score(
+    owner_client, master, helper_agent, workspace
+):
+    write_by_hand(workspace / "memory/2026-01-01.md", "sigma master\n")
+    write_by_hand(workspace / "agents/helper/memory/2026-01-01.md", "sigma helper\n")
+    owner_client.put(
+        "/api/memory/user/facts/sig",
+        data={"description": "sigma fact", "type": "profile", "body": ""},
+        format="json",
+    )
+    results = _api(owner_client, q="sigma")
+    for row in results:
+        for key in ("scope", "agent", "path", "line", "text", "score"):
+            assert key in row
+    scopes = sorted(row["scope"] for row in results)
+    assert scopes == ["agent:helper", "agent:master", "user"]
+    only = _api(owner_client, q="sigma", agent_id="helper")
+    assert sorted(row["scope"] for row in only) == ["agent:helper", "user"]
+
+
+def test_it_interleaves_agents_by_rank(owner_client, master, helper_agent, workspace):
+    write_by_hand(workspace / "memory/2026-01-01.md", "".join(f"tau m{i}\n" for i in range(5)))
+    write_by_hand(
+        workspace / "agents/helper/memory/2026-01-01.md", "".join(f"tau h{i}\n" for i in range(5))
+    )
+    results = _api(owner_client, q="tau")
+    scopes = [row["scope"] for row in results[:2]]
+    assert sorted(scopes) == ["agent:helper", "agent:master"]
+
+
+def test_it_defaults_the_api_limit_to_12_and_caps_it_at_100(owner_client, master, workspace):
+    write_by_hand(workspace / "memory/2026-01-01.md", "".join(f"- rho {i}\n" for i in range(150)))
+    assert len(_api(owner_client, q="rho")) == 12
+    assert len(_api(owner_client, q="rho", limit=100)) == 100
+    response = owner_client.get("/api/memory/search", {"q": "rho", "limit": 101})
+    assert response.status_code == 422 or len(response.json()["results"]) <= 100
+
+
+def test_it_reflects_a_hand_edit_in_the_next_query(owner_client, master, workspace):
+    path = workspace / "memory/2026-01-01.md"
+    write_by_hand(path, "phi one\n", mtime=1_700_000_000)
+    assert _search(owner_client, "phi") == ["[memory/2026-01-01.md:1] (2026-01-01 Thu) phi one"]
+    write_by_hand(path, "phi two\n", mtime=1_700_000_000)  # same mtime, different size
+    assert _search(owner_client, "phi") == ["[memory/2026-01-01.md:1] (2026-01-01 Thu) phi two"]
+    write_by_hand(path, "phi six\n", mtime=1_700_000_000)  # same mtime, same size
+    assert _search(owner_client, "phi") == ["[memory/2026-01-01.md:1] (2026-01-01 Thu) phi six"]
+
+
+def test_it_gives_no_match_an_empty_result(owner_client, master, workspace):
+    write_by_hand(workspace / "memory/2026-01-01.md", "nothing here\n")
+    assert _search(owner_client, "zzzzqqq") == []
+    assert re.search(
+        r"\S",
+        owner_client.post(
+            "/api/agents/master/tools/memory_search",
+            data={"query": "zzzzqqq"},
+            format="json",
+        ).json()["result"],
+    )
+
+
+# --- test_search_api.py --------------------
+# GET /api/memory/search (SPEC §6.2): scopes, interleaving across agents, who may search
+# what, and bad input.
+
+
+URL = "/api/memory/search"
+
+
+OLD = 1_600_000_000
+
+
+def put(home: Path, rel: str, body: str, *, mtime: int) -> None:
+    path = home / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(body, encoding="utf-8")
+    os.utime(path, (mtime, mtime))
+
+
+def fact(client, name: str, description: str, body: str) -> None:
+    response = client.put(
+        f"/api/memory/user/facts/{name}",
+        {"description": description, "type": "reference", "body": body, "source": "chat"},
+        format="json",
+    )
+    assert response.status_code in (200, 201), response.content
+
+
+@pytest.fixture
+def memories(master, helper_agent, workspace, owner_client):
+    """Three `melon` entries for master, three for helper, two facts; master's files are
+    the newest, so a plain ranking by recency would list all of master's first."""
+    put(workspace, "memory/2026-01-03.md", "- melon m1\n- melon m2\n- melon m3\n", mtime=OLD + 300)
+    put(
+        workspace,
+        "agents/helper/memory/2026-01-02.md",
+        "- melon h1\n- melon h2\n- melon h3\n",
+        mtime=OLD + 200,
+    )
+    fact(owner_client, "melon-a", "melon fact a", "body a")
+    fact(owner_client, "melon-b", "melon fact b", "body b")
+    for name in ("melon-a", "melon-b"):
+        path = workspace / f"users/owner/facts/{name}.md"
+        os.utime(path, (OLD + 100, OLD + 100))
+    return workspace
+
+
+def results(response) -> list[tuple[str, str, int | None]]:
+    assert response.status_code == 200, response.content
+    return [(item["scope"], item["text"], item["line"]) for item in response.json()["results"]]
+
+
+def test_it_interleaves_every_agent_and_the_user_scope_by_rank(owner_client, memories):
+    response = owner_client.get(URL, {"q": "melon"})
+
+    assert results(response) == [
+        ("agent:master", "- melon m1", 1),
+        ("agent:helper", "- melon h1", 1),
+        ("user", "melon fact b — body b", None),
+        ("agent:master", "- melon m2", 2),
+        ("agent:helper", "- melon h2", 2),
+        ("user", "melon fact a — body a", None),
+        ("agent:master", "- melon m3", 3),
+        ("agent:helper", "- melon h3", 3),
+    ]
+
+
+def test_each_result_carries_scope_agent_path_lines_text_score_date_and_weight(
+    owner_client, memories
+):
+    items = owner_client.get(URL, {"q": "melon", "limit": 3}).json()["results"]
+
+    # melon stands in all 8 entries of the workspace: it weighs next to nothing.
+    same = {"score": 1, "heading": None, "weight": 0.057, "matched": ["melon"]}
+    assert items == [
+        {
+            "scope": "agent:master",
+            "agent": "master",
+            "path": "memory/2026-01-03.md",
+            "line": 1,
+            "end_line": 1,
+            "date": "2026-01-03",
+            "text": "- melon m1",
+            **same,
+        },
+        {
+            "scope": "agent:helper",
+            "agent": "helper",
+            "path": "memory/2026-01-02.md",
+            "line": 1,
+            "end_line": 1,
+            "date": "2026-01-02",
+            "text": "- melon h1",
+            **same,
+        },
+        {
+            "scope": "user",
+            "agent": None,
+            "path": "users/owner/facts/melon-b.md",
+            "line": None,
+            "end_line": None,
+            "date": None,
+            "text": "melon fact b — body b",
+            **same,
+        },
+    ]
+
+
+def test_explain_says_how_each_word_counted(owner_client, memories, workspace):
+    put(workspace, "memory/2026-01-04.md", "# Quả\n\n- melon seeds, dưa lưới\n", mtime=OLD)
+
+    body = owner_client.get(URL, {"q": "melon seeds o", "explain": "true"}).json()
+
+    assert body["results"][0]["text"] == "- melon seeds, dưa lưới"
+    assert body["results"][0]["heading"] == "# Quả"
+    assert body["explain"] == {
+        "entries": 10,
+        "words": [
+            {"word": "melon", "rule": "inside", "entries": 9, "weight": 0.147, "forms": ["melon"]},
+            {"word": "seeds", "rule": "inside", "entries": 1, "weight": 1.992, "forms": ["seeds"]},
+            {"word": "o", "rule": "whole", "entries": 0, "weight": 3.091, "forms": []},
+        ],
+    }
+    assert "explain" not in owner_client.get(URL, {"q": "melon"}).json()
+
+
+def test_entries_with_every_word_come_first_across_scopes(owner_client, memories, workspace):
+    put(workspace, "agents/helper/memory/2026-01-01.md", "- melon seeds\n", mtime=OLD)
+
+    assert results(owner_client.get(URL, {"q": "melon seeds"})) == [
+        ("agent:helper", "- melon seeds", 1)
+    ]
+
+
+def test_with_agent_id_it_searches_that_agent_and_the_user_scope(owner_client, memories):
+    scopes = {
+        scope
+        for scope, _, _ in results(owner_client.get(URL, {"q": "melon", "agent_id": "helper"}))
+    }
+
+    assert scopes == {"agent:helper", "user"}
+
+
+def test_an_agent_token_without_agent_id_searches_its_own_agent(helper_client, memories):
+    found = results(helper_client.get(URL, {"q": "melon"}))
+
+    assert {scope for scope, _, _ in found} == {"agent:helper", "user"}
+    assert ("agent:helper", "- melon h1", 1) in found
+
+
+def test_an_agent_token_may_name_its_own_agent(helper_client, memories):
+    assert results(helper_client.get(URL, {"q": "melon", "agent_id": "helper"}))
+
+
+def test_an_agent_token_gets_403_for_another_agent(helper_client, memories):
+    response = helper_client.get(URL, {"q": "melon", "agent_id": "master"})
+
+    assert response.status_code == 403
+    assert "melon" not in response.content.decode()
+
+
+def test_another_agents_token_gets_403_even_for_an_unknown_agent(helper_client, memories):
+    assert helper_client.get(URL, {"q": "melon", "agent_id": "nobody"}).status_code == 403
+
+
+def test_the_owner_gets_404_for_an_unknown_agent(owner_client, memories):
+    assert owner_client.get(URL, {"q": "melon", "agent_id": "nobody"}).status_code == 404
+
+
+def test_anonymous_callers_are_refused(anon_client, memories):
+    assert anon_client.get(URL, {"q": "melon"}).status_code in (401, 403)
+
+
+def test_limit_defaults_to_12_and_goes_up_to_100(owner_client, master, workspace):
+    put(workspace, "memory/2026-01-05.md", "".join(f"- plum {n}\n" for n in range(150)), mtime=OLD)
+
+    assert len(results(owner_client.get(URL, {"q": "plum"}))) == 12
+    assert len(results(owner_client.get(URL, {"q": "plum", "limit": 100}))) == 100
+    assert len(results(owner_client.get(URL, {"q": "plum", "limit": 1}))) == 1
+
+
+@pytest.mark.parametrize("limit", ["0", "101", "-3", "ten", "1.5", "1e2"])
+def test_a_bad_limit_is_422(owner_client, master, limit):
+    assert owner_client.get(URL, {"q": "plum", "limit": limit}).status_code == 422
+
+
+@pytest.mark.parametrize("params", [{}, {"q": ""}, {"q": "   "}, {"q": "?!…"}])
+def test_an_empty_query_is_422(owner_client, master, params):
+    response = owner_client.get(URL, params)
+
+    assert response.status_code == 422
+    assert response.json()  # says what is wrong
+
+
+def test_a_weaker_agent_still_gets_its_best_entry_before_anyones_second(
+    owner_client, master, helper_agent, workspace
+):
+    put(workspace, "memory/2026-01-03.md", "- lime tart\n- lime tart again\n", mtime=OLD + 300)
+    put(workspace, "agents/helper/memory/2026-01-02.md", "- lime\n- lime too\n", mtime=OLD + 200)
+
+    found = owner_client.get(URL, {"q": "lime tart zzzz"}).json()["results"]
+
+    assert [(item["scope"], item["text"], item["score"]) for item in found] == [
+        ("agent:master", "- lime tart", 2),
+        ("agent:helper", "- lime", 1),
+        ("agent:master", "- lime tart again", 2),
+        ("agent:helper", "- lime too", 1),
+    ]
+
+
+# --- test_search_folding_more.py --------------------
+# SPEC §6.1 folding details: case-folding (not just lowercasing), đ/Đ, marks on any letter,
+# and the three-character whole-word rule applied to the folded text.
+
+
+def _write(workspace, text):
+    write_by_hand(workspace / "memory/2026-01-01.md", text)
+
+
+@pytest.mark.parametrize(
+    "query,line",
+    [
+        ("strasse", "Wohnung in der Straße"),  # casefold: ß → ss
+        ("STRASSE", "Wohnung in der Straße"),
+        ("dang", "ĐANG làm"),
+        ("Đang", "dang lam"),
+        ("cafe", "Café Giảng"),
+        ("giang", "Café Giảng"),
+        ("nao", "São Paulo não"),
+        ("2026", "hạn chót 2026-03-01"),
+    ],
+)
+def test_it_folds_before_comparing(owner_client, master, workspace, query, line):
+    _write(workspace, f"{line}\n")
+    assert _search(owner_client, query) == [f"[memory/2026-01-01.md:1] (2026-01-01 Thu) {line}"]
+
+
+@pytest.mark.parametrize(
+    "query,line,found",
+    [
+        ("an", "ăn cơm", True),
+        ("an", "bạn bè", False),
+        ("com", "ăn cơm", True),
+        ("com", "computer", False),
+        ("ho", "Hồ Tây", True),
+        ("ho", "hội họp", False),
+        ("doc", "doc_string", True),  # underscore is not a letter or digit: a word boundary
+        ("doc", "doc2", False),
+    ],
+)
+def test_it_matches_short_words_whole_after_folding(
+    owner_client, master, workspace, query, line, found
+):
+    _write(workspace, f"{line}\n")
+    assert (
+        _search(owner_client, query) == [f"[memory/2026-01-01.md:1] (2026-01-01 Thu) {line}"]
+    ) is found
+
+
+# --- test_search_scopes.py --------------------
+# SPEC §6.1/§6.2: all-words-first holds across notes and facts together; the REST search
+# interleaves every agent's and the user scope's results by rank.
+
+
+def test_it_drops_partial_lines_when_a_fact_has_every_word(owner_client, master, workspace):
+    write_by_hand(workspace / "memory/2026-01-01.md", "coffee only here\n")
+    owner_client.put(
+        "/api/memory/user/facts/coffee",
+        data={"description": "black coffee", "type": "preference", "body": "no sugar"},
+        format="json",
+    )
+    response = owner_client.post(
+        "/api/agents/master/tools/memory_search",
+        data={"query": "black coffee"},
+        format="json",
+    )
+    hits = [line for line in response.json()["result"].splitlines() if line.startswith("[")]
+    assert hits == ["[users/owner/facts/coffee.md] black coffee — no sugar"]
+
+
+def test_it_puts_the_best_entry_of_each_scope_before_any_second_entry(
+    owner_client, master, helper_agent, workspace
+):
+    owner_client.post("/api/agents", data={"id": "third", "name": "Third"}, format="json")
+    for rel, tag in (("memory", "m"), ("agents/helper/memory", "h"), ("agents/third/memory", "t")):
+        write_by_hand(
+            workspace / rel / "2026-01-01.md", "".join(f"- upsilon {tag}{i}\n" for i in range(4))
+        )
+    for i in range(3):
+        owner_client.put(
+            f"/api/memory/user/facts/ups-{i}",
+            data={"description": f"upsilon u{i}", "type": "profile", "body": ""},
+            format="json",
+        )
+    results = owner_client.get("/api/memory/search", {"q": "upsilon", "limit": 100}).json()[
+        "results"
+    ]
+    scopes = [row["scope"] for row in results]
+    assert sorted(scopes[:4]) == ["agent:helper", "agent:master", "agent:third", "user"]
+    assert len(results) == 15

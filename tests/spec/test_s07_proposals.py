@@ -1,0 +1,577 @@
+"""SPEC §7 Proposals: a job's write waits for a person (the presence rule of §5); decided
+exactly once (also under concurrent requests), stale base, undo byte for byte, history kept;
+the proposals API."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from django.test import Client
+
+from tests.helpers import all_at_once
+from tests.spec.steps import consolidate, memory_token, proposals
+
+TEA = {"description": "likes tea", "type": "preference", "body": "Green tea."}
+
+
+def _job_fact(client, name="tea", **overrides):
+    response = client.put(
+        f"/api/memory/user/facts/{name}",
+        data={**TEA, "source": "job:nightly", **overrides},
+        format="json",
+    )
+    assert response.status_code == 202, response.content
+    return response.json()["proposal"]
+
+
+def _decide(client, pid, approve=True):
+    return client.post(f"/api/memory/proposals/{pid}", data={"approve": approve}, format="json")
+
+
+def _pending_count(client):
+    return client.get("/api/stats").json()["pending_proposals"]
+
+
+PROPOSAL_KEYS = (
+    "id",
+    "kind",
+    "status",
+    "agent",
+    "target",
+    "reasons",
+    "payload",
+    "previous_body",
+    "created_at",
+    "decided_at",
+)
+
+
+def test_it_turns_a_job_fact_write_into_a_pending_proposal_and_writes_nothing(
+    owner_client, master, workspace
+):
+    proposal = _job_fact(owner_client)
+    for key in PROPOSAL_KEYS:
+        assert key in proposal
+    assert proposal["status"] == "pending" and proposal["kind"] == "user_fact"
+    assert proposal["agent"] is None
+    assert not (workspace / "users/owner/facts/tea.md").exists()
+    assert _pending_count(owner_client) == 1
+
+
+def test_it_applies_on_approve_and_answers_409_to_a_second_decision(
+    owner_client, master, workspace
+):
+    proposal = _job_fact(owner_client)
+    first = _decide(owner_client, proposal["id"])
+    assert first.status_code == 200
+    assert first.json()["status"] == "approved" and first.json()["decided_at"]
+    text = (workspace / "users/owner/facts/tea.md").read_text(encoding="utf-8")
+    assert "Green tea." in text and "source: job:nightly" in text
+    assert "- [tea](tea.md) (preference) — likes tea" in (
+        workspace / "users/owner/facts/INDEX.md"
+    ).read_text(encoding="utf-8")
+    before = (workspace / "users/owner/facts/tea.md").read_bytes()
+    assert _decide(owner_client, proposal["id"]).status_code == 409
+    assert _decide(owner_client, proposal["id"], approve=False).status_code == 409
+    assert (workspace / "users/owner/facts/tea.md").read_bytes() == before
+    assert _pending_count(owner_client) == 0
+
+
+def test_it_writes_nothing_on_reject_and_answers_409_after(owner_client, master, workspace):
+    proposal = _job_fact(owner_client)
+    response = _decide(owner_client, proposal["id"], approve=False)
+    assert response.status_code == 200 and response.json()["status"] == "rejected"
+    assert not (workspace / "users/owner/facts/tea.md").exists()
+    assert _decide(owner_client, proposal["id"]).status_code == 409
+    assert not (workspace / "users/owner/facts/tea.md").exists()
+    assert owner_client.post(f"/api/memory/proposals/{proposal['id']}/undo").status_code == 409
+
+
+def test_it_supersedes_on_a_stale_base_and_keeps_the_hand_edit(owner_client, master, workspace):
+    owner_client.put("/api/memory/user/facts/tea", data=TEA, format="json")
+    proposal = _job_fact(owner_client, description="likes oolong")
+    path = workspace / "users/owner/facts/tea.md"
+    path.write_text(path.read_text(encoding="utf-8") + "hand edit\n", encoding="utf-8")
+    before = path.read_bytes()
+    assert _decide(owner_client, proposal["id"]).status_code == 409
+    assert (
+        owner_client.get(f"/api/memory/proposals/{proposal['id']}").json()["status"] == "superseded"
+    )
+    assert path.read_bytes() == before
+    # A superseded proposal has no undo, and cannot be decided again.
+    assert owner_client.post(f"/api/memory/proposals/{proposal['id']}/undo").status_code == 409
+    assert _decide(owner_client, proposal["id"]).status_code == 409
+
+
+def test_it_undoes_byte_for_byte_once(owner_client, master, workspace):
+    owner_client.put("/api/memory/user/facts/tea", data=TEA, format="json")
+    path = workspace / "users/owner/facts/tea.md"
+    # An odd original (no final newline, trailing spaces, a unicode line) must come back exactly.
+    original = path.read_bytes().rstrip(b"\n") + "  \nđọc  ".encode()
+    path.write_bytes(original)
+    proposal = _job_fact(owner_client, description="likes oolong")
+    assert _decide(owner_client, proposal["id"]).status_code == 200
+    assert path.read_bytes() != original
+    undo = owner_client.post(f"/api/memory/proposals/{proposal['id']}/undo")
+    assert undo.status_code == 200
+    for key in PROPOSAL_KEYS:
+        assert key in undo.json()
+    assert path.read_bytes() == original
+    assert owner_client.post(f"/api/memory/proposals/{proposal['id']}/undo").status_code == 409
+    assert path.read_bytes() == original
+
+
+def test_it_removes_a_fact_the_undone_proposal_created(owner_client, master, workspace):
+    proposal = _job_fact(owner_client)
+    _decide(owner_client, proposal["id"])
+    assert owner_client.post(f"/api/memory/proposals/{proposal['id']}/undo").status_code == 200
+    assert not (workspace / "users/owner/facts/tea.md").exists()
+    index = workspace / "users/owner/facts/INDEX.md"
+    assert not index.exists() or "[tea]" not in index.read_text(encoding="utf-8")
+
+
+def test_it_refuses_undo_after_a_later_change(owner_client, master, workspace):
+    proposal = _job_fact(owner_client)
+    _decide(owner_client, proposal["id"])
+    path = workspace / "users/owner/facts/tea.md"
+    path.write_text(path.read_text(encoding="utf-8") + "later\n", encoding="utf-8")
+    before = path.read_bytes()
+    assert owner_client.post(f"/api/memory/proposals/{proposal['id']}/undo").status_code == 409
+    assert path.read_bytes() == before
+
+
+def test_it_proposes_forgetting_from_a_job_and_deletes_on_approve(owner_client, master, workspace):
+    owner_client.put("/api/memory/user/facts/tea", data=TEA, format="json")
+    response = owner_client.delete("/api/memory/user/facts/tea?source=job:nightly")
+    assert response.status_code == 202
+    proposal = response.json()["proposal"]
+    assert proposal["kind"] == "user_fact_forget"
+    assert (workspace / "users/owner/facts/tea.md").exists()
+    assert _decide(owner_client, proposal["id"]).status_code == 200
+    assert not (workspace / "users/owner/facts/tea.md").exists()
+    assert owner_client.delete("/api/memory/user/facts/tea").status_code == 404
+
+
+def test_it_turns_job_memory_lines_into_an_agent_memory_proposal(owner_client, master, workspace):
+    (workspace / "MEMORY.md").write_bytes(b"old line\nno newline at end")
+    response = owner_client.post(
+        "/api/agents/master/memory/lines",
+        data={"lines": ["new durable line"], "source": "job:nightly"},
+        format="json",
+    )
+    assert response.status_code == 202
+    proposal = response.json()["proposal"]
+    assert (
+        proposal["kind"] == "agent_memory"
+        and proposal["agent"] in ("master", {"id": "master"})
+        or proposal["agent"]
+    )
+    assert "new durable line" in str(proposal["payload"])
+    assert (workspace / "MEMORY.md").read_bytes() == b"old line\nno newline at end"
+    assert _decide(owner_client, proposal["id"]).status_code == 200
+    text = (workspace / "MEMORY.md").read_text(encoding="utf-8")
+    assert text.startswith("old line\nno newline at end\n") and "new durable line" in text
+    assert owner_client.post(f"/api/memory/proposals/{proposal['id']}/undo").status_code == 200
+    assert (workspace / "MEMORY.md").read_bytes() == b"old line\nno newline at end"
+
+
+def test_it_writes_present_memory_lines_at_once(owner_client, master, workspace):
+    response = owner_client.post(
+        "/api/agents/master/memory/lines",
+        data={"lines": ["present line"], "source": "telegram"},
+        format="json",
+    )
+    assert response.status_code == 200
+    assert "present line" in response.json()["body"]
+    assert "present line" in (workspace / "MEMORY.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("source", ["chat", "telegram", "web", "http"])
+def test_it_writes_a_fact_at_once_for_every_present_source(owner_client, master, workspace, source):
+    response = owner_client.put(
+        "/api/memory/user/facts/tea", data={**TEA, "source": source}, format="json"
+    )
+    assert response.status_code in (200, 201)
+    assert f"source: {source}" in (workspace / "users/owner/facts/tea.md").read_text(
+        encoding="utf-8"
+    )
+
+
+def test_it_makes_a_proposal_from_the_job_tool_call(master, owner_client, workspace):
+    from rest_framework.test import APIClient
+
+    key = memory_token("agent", "master", "--job", "nightly")
+    job = APIClient()
+    job.credentials(HTTP_AUTHORIZATION=f"Token {key}", HTTP_X_MEMORY_SOURCE="chat")
+    response = job.post(
+        "/api/agents/master/tools/user_memory_save", data={**TEA, "name": "tea"}, format="json"
+    )
+    assert response.status_code == 202
+    assert "result" in response.json()
+    assert response.json()["proposal"]["kind"] == "user_fact"
+    assert not (workspace / "users/owner/facts/tea.md").exists()
+    assert [row["source"] for row in proposals(owner_client)] == ["job:nightly"]
+
+
+def test_it_lists_pending_by_default_and_everything_with_status_all(
+    owner_client, master, workspace
+):
+    first = _job_fact(owner_client, "one")
+    second = _job_fact(owner_client, "two")
+    _decide(owner_client, first["id"], approve=False)
+    pending = owner_client.get("/api/memory/proposals").json()
+    pending = pending["results"] if isinstance(pending, dict) else pending
+    assert [p["id"] for p in pending] == [second["id"]]
+    everything = owner_client.get("/api/memory/proposals", {"status": "all"}).json()
+    everything = everything["results"] if isinstance(everything, dict) else everything
+    assert sorted(p["id"] for p in everything) == sorted([first["id"], second["id"]])
+
+
+def test_it_answers_404_to_an_unknown_proposal(owner_client, master, workspace):
+    assert _decide(owner_client, 999999).status_code == 404
+
+
+def test_it_supersedes_an_older_pending_rewrite_with_a_newer_one(
+    owner_client, helper_agent, workspace, fake_llm, owner_today, runs_inline
+):
+    """§7 Replaced: a new memory_rewrite supersedes the older pending one; approving it is 409."""
+    import os
+    import time
+
+    memory = workspace / "agents/helper/MEMORY.md"
+    memory.write_text("- old (2026-01-01)\n", encoding="utf-8")
+    today = owner_today
+    note = workspace / f"agents/helper/memory/{today}.md"
+    ids = []
+    for round_ in range(2):
+        os.utime(memory, (time.time() - 7200, time.time() - 7200))
+        note.write_text(f"# {today}\n- 09:00 x{round_}\n", encoding="utf-8")
+        fake_llm.script({"memory": f"- new {round_}\n", "reasons": []}, {"pages": []})
+        assert consolidate(owner_client, "helper")["status"] == "succeeded"
+        listed = owner_client.get("/api/memory/proposals", {"status": "all"}).json()
+        listed = listed["results"] if isinstance(listed, dict) else listed
+        ids = sorted(p["id"] for p in listed if p["kind"] == "memory_rewrite")
+    assert len(ids) == 2, ids
+    older, newer = ids
+    assert owner_client.get(f"/api/memory/proposals/{older}").json()["status"] == "superseded"
+    assert _decide(owner_client, older).status_code == 409
+    assert memory.read_text(encoding="utf-8") == "- old (2026-01-01)\n"
+    assert _decide(owner_client, newer).status_code == 200
+    assert memory.read_text(encoding="utf-8") == "- new 1\n"
+
+
+# --- test_history_kept.py --------------------
+# SPEC §7: "History keeps everything; nothing is deleted" — neither over REST nor in the
+# admin can a proposal row be removed.
+
+
+def _proposal(owner_client):
+    response = owner_client.put(
+        "/api/memory/user/facts/tea",
+        data={"description": "likes tea", "type": "preference", "body": "", "source": "job:n"},
+        format="json",
+    )
+    assert response.status_code == 202
+    return response.json()["proposal"]["id"]
+
+
+def test_it_offers_no_delete_over_rest(owner_client, master, workspace):
+    pid = _proposal(owner_client)
+    assert owner_client.delete(f"/api/memory/proposals/{pid}").status_code in (403, 405)
+    assert owner_client.get(f"/api/memory/proposals/{pid}").status_code == 200
+
+
+def test_it_offers_no_delete_in_the_admin(owner_client, alice, master, workspace):
+    pid = _proposal(owner_client)
+    client = Client()
+    client.force_login(alice)
+    page = client.post(f"/admin/proposals/proposal/{pid}/delete/", {"post": "yes"})
+    assert page.status_code in (302, 403, 404)
+    bulk = client.post(
+        "/admin/proposals/proposal/",
+        {"action": "delete_selected", "_selected_action": [pid], "post": "yes"},
+    )
+    assert bulk.status_code in (200, 302, 403)
+    assert owner_client.get(f"/api/memory/proposals/{pid}").status_code == 200
+
+
+# --- the proposals API ------------------------------------------------------------------
+# REST: list, read, decide once, undo; owner only. A job's fact write (master's token,
+# source job:nightly) and a job's lines for helper's MEMORY.md make the proposals.
+
+FACT = "users/owner/facts/coffee.md"
+MEMORY = "agents/helper/MEMORY.md"
+
+
+def fact_proposal(master_client, description: str = "Likes black coffee") -> dict:
+    """A nightly job's `user_fact` proposal for the fact `coffee` (nothing written yet)."""
+    response = master_client.put(
+        "/api/memory/user/facts/coffee",
+        {"description": description, "type": "preference", "body": "No sugar.",
+         "source": "job:nightly"},
+        format="json",
+    )  # fmt: skip
+    assert response.status_code == 202, response.content
+    return response.json()["proposal"]
+
+
+def lines_proposal(helper_client, lines: list[str]) -> dict:
+    """A job's `agent_memory` proposal of lines for helper's MEMORY.md."""
+    response = helper_client.post(
+        "/api/agents/helper/memory/lines", {"lines": lines, "source": "job:1"}, format="json"
+    )
+    assert response.status_code == 202, response.content
+    return response.json()["proposal"]
+
+
+def _read(workspace, path: str) -> str | None:
+    file = workspace / path
+    return file.read_text(encoding="utf-8") if file.exists() else None
+
+
+def _write(workspace, path: str, text: str) -> None:
+    (workspace / path).write_text(text, encoding="utf-8")
+
+
+def rows(page: dict) -> list[dict]:
+    return page["results"]
+
+
+def test_it_lists_pending_proposals_by_default(
+    owner_client, master_client, helper_client, workspace
+):
+    pending = fact_proposal(master_client)
+    decided = fact_proposal(master_client, "other")
+    _decide(owner_client, decided["id"], approve=False)
+
+    response = owner_client.get("/api/memory/proposals")
+
+    assert response.status_code == 200
+    page = response.json()
+    assert (page["count"], page["offset"], page["next"], page["previous"]) == (1, 0, None, None)
+    assert [row["id"] for row in page["results"]] == [pending["id"]]
+    row = page["results"][0]
+    for key in ("id", "kind", "status", "agent", "target", "reasons", "payload"):
+        assert key in row
+    assert row["previous_body"] is None
+    assert row["decided_at"] is None
+    assert row["source"] == "job:nightly"
+    assert row["agent"] is None
+    assert row["payload"]["writes"][FACT].startswith("---\n")
+
+
+def test_it_lists_all_and_filters_by_status_kind_and_agent(
+    owner_client, master_client, helper_client, workspace
+):
+    fact = fact_proposal(master_client)
+    lines = lines_proposal(helper_client, ["x"])
+    _decide(owner_client, fact["id"], approve=False)
+
+    every = rows(owner_client.get("/api/memory/proposals?status=all").json())
+    rejected = rows(owner_client.get("/api/memory/proposals?status=rejected").json())
+    by_kind = rows(owner_client.get("/api/memory/proposals?status=all&kind=user_fact").json())
+    by_agent = rows(owner_client.get("/api/memory/proposals?agent=helper").json())
+
+    assert [row["id"] for row in every] == [lines["id"], fact["id"]]
+    assert [row["id"] for row in rejected] == [fact["id"]]
+    assert [row["id"] for row in by_kind] == [fact["id"]]
+    assert [row["id"] for row in by_agent] == [lines["id"]]
+    assert by_agent[0]["agent"] == "helper"
+    assert owner_client.get("/api/memory/proposals?status=nonsense").status_code == 422
+
+
+def test_it_shows_one_proposal_and_404s_an_unknown_one(
+    owner_client, master_client, helper_client, workspace
+):
+    proposal = fact_proposal(master_client)
+
+    assert (
+        owner_client.get(f"/api/memory/proposals/{proposal['id']}").json()["id"] == proposal["id"]
+    )
+    assert owner_client.get("/api/memory/proposals/999999").status_code == 404
+    assert owner_client.post("/api/memory/proposals/999999", {"approve": True}).status_code == 404
+
+
+def test_it_approves_once_then_answers_409(owner_client, master_client, helper_client, workspace):
+    proposal = fact_proposal(master_client)
+
+    first = owner_client.post(
+        f"/api/memory/proposals/{proposal['id']}", {"approve": True}, format="json"
+    )
+    second = owner_client.post(
+        f"/api/memory/proposals/{proposal['id']}", {"approve": False}, format="json"
+    )
+
+    assert first.status_code == 200
+    assert first.json()["status"] == "approved"
+    assert first.json()["decided_by"] == "alice"
+    assert first.json()["decided_at"] is not None
+    assert _read(workspace, FACT) == proposal["payload"]["writes"][FACT]
+    assert second.status_code == 409
+    assert second.json()["code"] == "conflict"
+
+
+def test_it_rejects_and_writes_nothing(owner_client, master_client, helper_client, workspace):
+    proposal = fact_proposal(master_client)
+
+    response = owner_client.post(
+        f"/api/memory/proposals/{proposal['id']}", {"approve": False}, format="json"
+    )
+
+    assert response.status_code == 200
+    assert response.json()["status"] == "rejected"
+    assert _read(workspace, FACT) is None
+
+
+def test_it_answers_422_for_a_decision_without_approve(
+    owner_client, master_client, helper_client, workspace
+):
+    proposal = fact_proposal(master_client)
+
+    response = owner_client.post(f"/api/memory/proposals/{proposal['id']}", {}, format="json")
+
+    assert response.status_code == 422
+    assert owner_client.get(f"/api/memory/proposals/{proposal['id']}").json()["status"] == (
+        "pending"
+    )
+
+
+def test_it_answers_409_and_supersedes_on_a_stale_base(
+    owner_client, master_client, helper_client, workspace
+):
+    _write(workspace, MEMORY, "old\n")
+    proposal = lines_proposal(helper_client, ["new"])
+    _write(workspace, MEMORY, "hand edit\n")
+
+    response = owner_client.post(
+        f"/api/memory/proposals/{proposal['id']}", {"approve": True}, format="json"
+    )
+
+    assert response.status_code == 409
+    assert response.json()["status"] == "superseded"
+    assert _read(workspace, MEMORY) == "hand edit\n"
+    assert owner_client.get(f"/api/memory/proposals/{proposal['id']}").json()["status"] == (
+        "superseded"
+    )
+
+
+def test_it_undoes_over_rest_once(owner_client, master_client, helper_client, workspace):
+    _write(workspace, MEMORY, "old\n")
+    proposal = lines_proposal(helper_client, ["new"])
+    owner_client.post(f"/api/memory/proposals/{proposal['id']}", {"approve": True}, format="json")
+    assert _read(workspace, MEMORY) == "old\nnew\n"
+
+    first = owner_client.post(f"/api/memory/proposals/{proposal['id']}/undo")
+    second = owner_client.post(f"/api/memory/proposals/{proposal['id']}/undo")
+
+    assert first.status_code == 200
+    assert first.json()["undone_by"] == "alice"
+    assert first.json()["undone_at"] is not None
+    assert _read(workspace, MEMORY) == "old\n"
+    assert second.status_code == 409
+
+
+def test_it_refuses_an_undo_after_a_later_change_over_rest(
+    owner_client, master_client, helper_client, workspace
+):
+    _write(workspace, MEMORY, "old\n")
+    proposal = lines_proposal(helper_client, ["new"])
+    owner_client.post(f"/api/memory/proposals/{proposal['id']}", {"approve": True}, format="json")
+    _write(workspace, MEMORY, "changed later\n")
+
+    response = owner_client.post(f"/api/memory/proposals/{proposal['id']}/undo")
+
+    assert response.status_code == 409
+    assert _read(workspace, MEMORY) == "changed later\n"
+
+
+def test_it_refuses_agents_and_strangers(
+    helper_client, master_client, anon_client, owner_client, workspace
+):
+    proposal = lines_proposal(helper_client, ["new"])
+
+    for client in (helper_client, master_client):
+        assert client.get("/api/memory/proposals").status_code == 403
+        assert client.get(f"/api/memory/proposals/{proposal['id']}").status_code == 403
+        decided = client.post(
+            f"/api/memory/proposals/{proposal['id']}", {"approve": True}, format="json"
+        )
+        assert decided.status_code == 403
+        assert client.post(f"/api/memory/proposals/{proposal['id']}/undo").status_code == 403
+    assert anon_client.get("/api/memory/proposals").status_code in (401, 403)
+    assert owner_client.get(f"/api/memory/proposals/{proposal['id']}").json()["status"] == (
+        "pending"
+    )
+    assert _read(workspace, MEMORY) == ""  # as the agent was created: empty
+
+
+# The live server's listen backlog is small (socketserver's request_queue_size): more
+# simultaneous connects than that are reset by the kernel, which would test the harness.
+THREADS = 8
+
+
+def test_it_undoes_once_under_concurrent_http_requests(live_server, live_owner_key, workspace):
+    headers = {"Authorization": f"Token {live_owner_key}"}
+    base = live_server.url
+    with httpx.Client(timeout=60, headers=headers) as client:
+        assert client.put(
+            f"{base}/api/memory/user/facts/tea",
+            json={"description": "likes tea", "type": "preference", "body": "b"},
+        ).status_code in (200, 201)
+        original = (workspace / "users/owner/facts/tea.md").read_bytes()
+        proposal = client.put(
+            f"{base}/api/memory/user/facts/tea",
+            json={
+                "description": "likes oolong",
+                "type": "preference",
+                "body": "b",
+                "source": "job:n",
+            },
+        ).json()["proposal"]
+        assert (
+            client.post(
+                f"{base}/api/memory/proposals/{proposal['id']}", json={"approve": True}
+            ).status_code
+            == 200
+        )
+    url = f"{base}/api/memory/proposals/{proposal['id']}/undo"
+    answers = all_at_once([lambda c: c.post(url, headers=headers)] * THREADS)
+    codes = sorted(r.status_code for r in answers)
+    assert codes == [200] + [409] * (THREADS - 1), codes
+    assert (workspace / "users/owner/facts/tea.md").read_bytes() == original
+
+
+def test_it_supersedes_an_agent_memory_proposal_when_memory_md_changed(
+    owner_client, master, workspace
+):
+    (workspace / "MEMORY.md").write_text("- base\n", encoding="utf-8")
+    proposal = owner_client.post(
+        "/api/agents/master/memory/lines",
+        data={"lines": ["- from the job"], "source": "job:nightly"},
+        format="json",
+    ).json()["proposal"]
+    owner_client.put(
+        "/api/agents/master/memory", data={"body": "- owner rewrote it\n"}, format="json"
+    )
+    answer = owner_client.post(
+        f"/api/memory/proposals/{proposal['id']}", data={"approve": True}, format="json"
+    )
+    assert answer.status_code == 409
+    assert (
+        owner_client.get(f"/api/memory/proposals/{proposal['id']}").json()["status"] == "superseded"
+    )
+    assert (workspace / "MEMORY.md").read_text(encoding="utf-8") == "- owner rewrote it\n"
+
+
+def _save_note(client, text):
+    return client.post("/api/agents/master/tools/memory_save", data={"text": text}, format="json")
+
+
+def test_stats_count_pending_proposals(owner_client, helper_client, master, workspace):
+    helper_client.post(
+        "/api/agents/helper/memory/lines", {"lines": ["- x"], "source": "job:1"}, format="json"
+    )
+    assert _save_note(owner_client, "a").status_code == 200
+    response = owner_client.get("/api/stats")
+    assert response.status_code == 200
+    assert response.json() == {"pending_proposals": 1, "agents": 2, "facts": 0, "notes": 1}

@@ -1,0 +1,80 @@
+"""Where a test goes (docs/architecture.md, "Tests"), checked on the tests themselves (ast,
+no imports run): tests/spec is black-box — one file per SPEC §, named test_sNN_<topic>.py,
+importing no app module, not even through a helper module; its conftest.py is the harness
+and may."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
+SPEC = TESTS / "spec"
+APPS = ("memory", "wiki", "proposals", "memoryproject")
+SECTIONS = range(0, 19)  # §0–§18 of the spec
+
+
+def _imported(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module)
+            names |= {f"{node.module}.{alias.name}" for alias in node.names}
+    return names
+
+
+def _test_module(name: str) -> Path | None:
+    """The file of a module under tests/ (`tests.spec.steps` → tests/spec/steps.py)."""
+    if not name.startswith("tests."):
+        return None
+    base = ROOT.joinpath(*name.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def app_imports(path: Path, seen: set[Path] | None = None) -> set[str]:
+    """The app modules `path` imports, itself or through the tests' own helper modules."""
+    seen = seen if seen is not None else set()
+    seen.add(path)
+    found = set()
+    for name in _imported(path):
+        if name.split(".")[0] in APPS:
+            found.add(name)
+        helper = _test_module(name)
+        if helper is not None and helper not in seen and helper.name != "conftest.py":
+            found |= {f"{name} → {inner}" for inner in app_imports(helper, seen)}
+    return found
+
+
+def test_it_sees_an_app_import_through_a_helper(tmp_path):
+    spec_like = tmp_path / "test_sneaky.py"
+    spec_like.write_text(
+        "from tests.proposals.helpers import FACT\nfrom tests.helpers import call_tool\n"
+    )
+    found = app_imports(spec_like)
+    assert "tests.proposals.helpers → memory.facts" in found
+    assert not any(name.startswith("tests.helpers") for name in found)
+
+
+def test_spec_files_import_no_app_module():
+    offenders = {
+        path.name: sorted(found)
+        for path in sorted(SPEC.glob("*.py"))
+        if path.name != "conftest.py" and (found := app_imports(path))
+    }
+    assert offenders == {}, "tests/spec drives the app over HTTP, MCP, tools and commands"
+
+
+def test_spec_files_are_one_per_section():
+    names = sorted(path.name for path in SPEC.glob("test_*.py"))
+    pattern = re.compile(r"test_s(\d\d)_[a-z0-9_]+\.py")
+    assert [name for name in names if not pattern.fullmatch(name)] == []
+    sections = [int(pattern.fullmatch(name).group(1)) for name in names]
+    assert all(section in SECTIONS for section in sections), sections
+    assert len(sections) == len(set(sections)), "one file per §"

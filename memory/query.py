@@ -10,10 +10,12 @@ hands the value down; an operation called with a plain string parses it itself
 
 from __future__ import annotations
 
+import datetime as dt
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
+from memory import dates as date_rules
 from memory import text as text_rules
 from memory.errors import InvalidInput
 
@@ -47,20 +49,31 @@ def _rule(word: str) -> Rule:
 
 @dataclass(frozen=True)
 class Query:
-    """What was typed (`text`) and its words: folded, in order, without repeats."""
+    """What was typed (`text`) and its words: folded, in order, without repeats; the
+    folded words as typed (`sequence`, repeats kept: which words stand side by side); and
+    the dates it names (`dates`: memory.dates, relative ones counted from the owner's
+    today when it was parsed), with the words they were written in."""
 
     text: str
     words: tuple[QueryWord, ...]
+    sequence: tuple[str, ...] = ()
+    dates: date_rules.Found = field(default_factory=lambda: date_rules.Found((), frozenset()))
 
     @classmethod
-    def parse(cls, text: str, *, allow_empty: bool = False) -> Query:
+    def parse(cls, text: str, *, allow_empty: bool = False, today: dt.date | None = None) -> Query:
         """The query `text` reads as. Raises InvalidInput (422) when it has no letter or
         digit, unless `allow_empty` (highlighting and filters, which then match nothing
-        or everything)."""
+        or everything). `today` (default: the owner's, memory.clock) anchors "yesterday",
+        "hôm qua", "last week"."""
         words = tuple(QueryWord(word, _rule(word)) for word in text_rules.words(text))
         if not words and not allow_empty:
             raise InvalidInput(NO_WORDS)
-        return cls(text, words)
+        sequence = tuple(text_rules._WORD_RE.findall(text_rules.fold(text)))
+        if today is None:
+            from memory import clock
+
+            today = clock.today()
+        return cls(text, words, sequence, date_rules.find(text, today))
 
 
 def as_query(query: Query | str) -> Query:

@@ -30,16 +30,17 @@ again).
 from __future__ import annotations
 
 import datetime as dt
+import heapq
 import itertools
-import math
+import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from memory import search_index, workspace
+from memory import ranking, search_index, workspace
 from memory import text as text_rules
 from memory.errors import InvalidInput
 from memory.models import Agent
-from memory.query import WHOLE, Query, QueryWord, as_query
+from memory.query import INSIDE, WHOLE, Query, QueryWord, as_query
 
 DEFAULT_LIMIT = 12
 MAX_LIMIT = 100
@@ -50,6 +51,7 @@ FACTS_DIR = search_index.FACTS_DIR
 # leave room: entries holding only such words are walked by the subsets of them instead.
 FETCH_ROWS = 3000
 MAX_SUBSET_WORDS = 12
+BATCH = 32  # entries read at once while the common words' part of their weight is looked up
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 
 
@@ -104,11 +106,12 @@ def clear_cache() -> None:
 @dataclass
 class _Word:
     word: str
-    tokens: list[str]
+    tokens: list[str]  # the words of the text it counts (SPEC §6.1 word rules)
     token_ids: list[int]
     df: int = 0
     weight: int = 0  # thousandths
     token_set: frozenset[str] = frozenset()
+    inside: bool = False  # counted inside longer words: no entry holds it at a word's start
 
     @property
     def expr(self) -> str:
@@ -137,14 +140,34 @@ def _expand(index: search_index.Index, query_word: QueryWord) -> tuple[list[str]
 
 def weight(df: int, entries: int) -> int:
     """A word's weight in thousandths: BM25's idf, ln(1 + (N − df + ½) / (df + ½))."""
-    return round(1000 * math.log(1 + (entries - df + 0.5) / (df + 0.5)))
+    return int(ranking.idf(df, entries))
+
+
+def _df(db, scope_ids: list[int], ids: list[int]) -> int:
+    """In how many entries of the scopes the words `ids` stand, added up per word."""
+    if not scope_ids:
+        return 0
+    marks = ",".join("?" * len(scope_ids))
+    df = 0
+    for start in range(0, len(ids), 400):
+        chunk = ids[start : start + 400]
+        df += db.execute(
+            f"SELECT coalesce(sum(n), 0) FROM df WHERE scope IN ({marks}) "
+            f"AND token IN ({','.join('?' * len(chunk))})",
+            [*scope_ids, *chunk],
+        ).fetchone()[0]
+    return df
 
 
 def _weigh(
     index: search_index.Index, query: Query, scope_ids: list[int]
 ) -> tuple[list[_Word], int]:
-    """The query's words with the words of the text each matches and its weight over the
-    scopes `scope_ids`; and how many entries those scopes hold."""
+    """The query's words with the words of the text each counts and its
+    weight over the scopes `scope_ids`; and how many entries those scopes hold.
+
+    A word of four or more letters counts the words it starts (and itself) when some
+    entry of the scopes holds one; only when none does, the longer words it stands inside
+    (`rent` in `current`), SPEC §6.1."""
     db = index.db
     marks = ",".join("?" * len(scope_ids))
     total = 0
@@ -155,16 +178,26 @@ def _weigh(
     parsed = []
     for query_word in query.words:
         tokens, ids = _expand(index, query_word)
-        df = 0
-        for start in range(0, len(ids), 400):
-            chunk = ids[start : start + 400]
-            if scope_ids:
-                df += db.execute(
-                    f"SELECT coalesce(sum(n), 0) FROM df WHERE scope IN ({marks}) "
-                    f"AND token IN ({','.join('?' * len(chunk))})",
-                    [*scope_ids, *chunk],
-                ).fetchone()[0]
-        parsed.append(_Word(query_word.text, tokens, ids, df, weight(df, total), frozenset(tokens)))
+        inside = False
+        if query_word.rule == INSIDE:
+            starts = [i for i, token in enumerate(tokens) if token.startswith(query_word.text)]
+            start_ids = [ids[i] for i in starts]
+            if starts and _df(db, scope_ids, start_ids):
+                tokens, ids = [tokens[i] for i in starts], start_ids
+            else:
+                inside = bool(tokens)
+        df = _df(db, scope_ids, ids)
+        parsed.append(
+            _Word(
+                query_word.text,
+                tokens,
+                ids,
+                df,
+                weight(df, total),
+                frozenset(tokens),
+                inside,
+            )
+        )
     return parsed, total
 
 
@@ -175,9 +208,11 @@ class _Row:
     first: int
     last: int
     heading: str
-    weight: int
+    weight: int  # phase one: the weights of the query words it holds, added up
     matched: tuple[int, ...]  # indexes into the query's words
     pool: int = 0  # which pool of the search it was found for
+    words: list[str] | None = None  # its folded words in order, once fetched
+    score: float = 0.0  # its score (memory.ranking), once scored
 
 
 def _score(words: list[_Word], tokens: set[str]) -> tuple[int, tuple[int, ...]]:
@@ -185,27 +220,36 @@ def _score(words: list[_Word], tokens: set[str]) -> tuple[int, tuple[int, ...]]:
     return sum(words[i].weight for i in matched), matched
 
 
-def _full(db, tables: list[str], words: list[_Word], limit: int) -> list[_Row]:
+def _within(clause: tuple[int, int] | None) -> tuple[str, list[int]]:
+    if clause is None:
+        return "", []
+    return " AND rowid BETWEEN ? AND ?", list(clause)
+
+
+def _full(db, tables, words: list[_Word], limit: int, within=None) -> list[_Row]:
     """Entries holding every word, newest first."""
     if not words or any(not word.tokens for word in words):
         return []
     expr = " AND ".join(word.expr for word in words)
     total = sum(word.weight for word in words)
     everything = tuple(range(len(words)))
+    extra, bounds = _within(within)
     rows: list[_Row] = []
     for table in tables:
-        for rowid, first, last, heading in db.execute(
-            f"SELECT rowid, first, last, heading FROM {table} WHERE {table} MATCH ? "
-            "ORDER BY rowid DESC LIMIT ?",
-            (expr, limit),
+        for rowid, text, first, last, heading in db.execute(
+            f"SELECT rowid, words, first, last, heading FROM {table} WHERE {table} MATCH ?"
+            f"{extra} ORDER BY rowid DESC LIMIT ?",
+            (expr, *bounds, limit),
         ):
-            rows.append(_Row(rowid, table, first, last, heading, total, everything))
+            row = _Row(rowid, table, first, last, heading, total, everything)
+            row.words = text.split()
+            rows.append(row)
     rows.sort(key=lambda row: row.rowid, reverse=True)
     return rows[:limit]
 
 
 def _best(found: dict[tuple[str, int], _Row], limit: int) -> list[_Row]:
-    return sorted(found.values(), key=lambda row: (row.weight, row.rowid), reverse=True)[:limit]
+    return heapq.nlargest(limit, found.values(), key=lambda row: (row.weight, row.rowid))
 
 
 def _kth(found: dict[tuple[str, int], _Row], limit: int) -> int | None:
@@ -214,49 +258,79 @@ def _kth(found: dict[tuple[str, int], _Row], limit: int) -> int | None:
     return _best(found, limit)[-1].weight
 
 
-def _partial(db, tables: list[str], words: list[_Word], limit: int) -> list[_Row]:
+def _weighed(db, table: str, words: list[_Word], which: list[int], within) -> sqlite3.Cursor:
+    """(row id, the weights of the words `which` it holds, added up) of every entry of
+    `table` holding one, heaviest first, newer first among equals: counted by SQLite."""
+    extra, bounds = _within(within)
+    parts, params = [], []
+    for index in which:
+        parts.append(f"SELECT rowid AS r, ? AS w FROM {table} WHERE {table} MATCH ?{extra}")
+        params += [words[index].weight, words[index].expr, *bounds]
+    return db.execute(
+        f"SELECT r, sum(w) AS total FROM ({' UNION ALL '.join(parts)}) GROUP BY r "
+        "ORDER BY total DESC, r DESC",
+        params,
+    )
+
+
+def _partial(db, tables, words: list[_Word], limit: int, within=None) -> list[_Row]:
     """The best `limit` entries by the weights of the words they hold, exactly.
 
-    The rarest words' entries are fetched whole and scored; once the words left could not
-    together outweigh the limit-th entry so far, nothing else can enter. Entries holding
-    only common words are walked by subset of those words, heaviest subset first, each
-    subset's newest entries only (`NOT` the other words), until no lighter subset can.
-    """
+    The entries of every word found in at most FETCH_ROWS entries are weighed by SQLite,
+    heaviest first. When more common words remain, those entries are completed (their
+    words read) until the common words could not lift the next one past the limit-th; and
+    entries holding only common words are walked by subset of those words, heaviest
+    subset first, each subset's newest entries only (`NOT` the other words), until no
+    lighter subset can."""
     order = sorted(
         (i for i, word in enumerate(words) if word.tokens), key=lambda i: (-words[i].weight, i)
     )
-    found: dict[tuple[str, int], _Row] = {}
-    fetched: list[int] = []
-    position = 0
-    while position < len(order):
-        rest = sum(words[i].weight for i in order[position:])
-        kth = _kth(found, limit)
-        if kth is not None and kth > rest:
-            return _best(found, limit)
-        word = words[order[position]]
-        if word.df > FETCH_ROWS and len(order) - position <= MAX_SUBSET_WORDS:
+    split = len(order)
+    for position, index in enumerate(order):
+        if words[index].df > FETCH_ROWS and len(order) - position <= MAX_SUBSET_WORDS:
+            split = position
             break
-        for table in tables:
-            for rowid, words_text, first, last, heading in db.execute(
-                f"SELECT rowid, words, first, last, heading FROM {table} WHERE {table} MATCH ?",
-                (word.expr,),
-            ):
-                if (table, rowid) not in found:
-                    total, matched = _score(words, set(words_text.split()))
-                    found[(table, rowid)] = _Row(rowid, table, first, last, heading, total, matched)
-        fetched.append(order[position])
-        position += 1
-    if position < len(order):
-        _walk_subsets(db, tables, words, fetched, order[position:], found, limit)
-    return _best(found, limit)
+    fetched, common = order[:split], order[split:]
+    found: dict[tuple[str, int], _Row] = {}
+    rest = sum(words[i].weight for i in common)
+    weights: list[int] = []  # the heaviest `limit` weights so far (a heap: its least first)
+    for table in tables if fetched else ():
+        taken = 0
+        batch: list[int] = []
+        for rowid, total in _weighed(db, table, words, fetched, within):
+            if not common:
+                if taken >= limit:
+                    break  # heaviest first: the first `limit` of each table are its best
+                taken += 1
+                found[(table, rowid)] = _Row(rowid, table, -1, -1, "", total, ())
+                continue
+            if len(weights) >= limit and total + rest < weights[0]:
+                break
+            batch.append(rowid)
+            if len(batch) >= BATCH:  # read a batch at once: its rows' words say their weight
+                _add_read(db, table, batch, words, found, weights, limit)
+                batch = []
+        _add_read(db, table, batch, words, found, weights, limit)
+    if common:
+        _walk_subsets(db, tables, words, fetched, common, found, limit, within)
+    return _complete(db, _best(found, limit), words)
 
 
-def _walk_subsets(db, tables, words, fetched, rest_words, found, limit) -> None:
+def _add_read(db, table, rowids, words, found, weights, limit) -> None:
+    for key, row in _load(db, [(table, rowid) for rowid in rowids], words).items():
+        found[key] = row
+        heapq.heappush(weights, row.weight)
+        if len(weights) > limit:
+            heapq.heappop(weights)
+
+
+def _walk_subsets(db, tables, words, fetched, rest_words, found, limit, within) -> None:
     subsets = []
     for size in range(1, len(rest_words) + 1):
         for subset in itertools.combinations(rest_words, size):
             subsets.append((sum(words[i].weight for i in subset), subset))
     subsets.sort(key=lambda item: -item[0])
+    extra, bounds = _within(within)
     for total, subset in subsets:
         kth = _kth(found, limit)
         if kth is not None and kth > total:
@@ -267,12 +341,53 @@ def _walk_subsets(db, tables, words, fetched, rest_words, found, limit) -> None:
             expr += " NOT (" + " OR ".join(words[i].expr for i in excluded) + ")"
         matched = tuple(sorted(subset))
         for table in tables:
-            for rowid, first, last, heading in db.execute(
-                f"SELECT rowid, first, last, heading FROM {table} WHERE {table} MATCH ? "
-                "ORDER BY rowid DESC LIMIT ?",
-                (expr, limit),
+            for rowid, text, first, last, heading in db.execute(
+                f"SELECT rowid, words, first, last, heading FROM {table} WHERE {table} MATCH ?"
+                f"{extra} ORDER BY rowid DESC LIMIT ?",
+                (expr, *bounds, limit),
             ):
-                found[(table, rowid)] = _Row(rowid, table, first, last, heading, total, matched)
+                row = _Row(rowid, table, first, last, heading, total, matched)
+                row.words = text.split()
+                found[(table, rowid)] = row
+
+
+def _complete(db, rows: list[_Row], words: list[_Word]) -> list[_Row]:
+    """The rows with their words, lines and heading read (those weighed by SQLite only)."""
+    done = []
+    for row in rows:
+        if row.words is None:
+            fetched = _fetch(db, row.table, row.rowid, words)
+            if fetched is None:
+                continue
+            row = fetched
+        done.append(row)
+    return done
+
+
+def _by_rarity(db, tables, words: list[_Word], limit: int, within=None) -> list[_Row]:
+    """Phase one (SPEC §6.1): the best `limit` entries by the weights of the query words
+    they hold, added up — every word first —, newer first among equals. An entry missing
+    a word is never dropped for it, only ranked lower."""
+    rows = _full(db, tables, words, limit, within)
+    if len(rows) < limit and len(words) > 1:
+        rows = _partial(db, tables, words, limit, within)
+    return rows
+
+
+def _newest(db, tables, limit: int, within: tuple[int, int]) -> list[_Row]:
+    """The newest `limit` entries of a range of rows, whatever words they hold."""
+    rows = []
+    for table in tables:
+        for rowid, text, first, last, heading in db.execute(
+            f"SELECT rowid, words, first, last, heading FROM {table} "
+            "WHERE rowid BETWEEN ? AND ? ORDER BY rowid DESC LIMIT ?",
+            (*within, limit),
+        ):
+            row = _Row(rowid, table, first, last, heading, 0, ())
+            row.words = text.split()
+            rows.append(row)
+    rows.sort(key=lambda row: row.rowid, reverse=True)
+    return rows[:limit]
 
 
 # --- from rows to hits, checked against the files -------------------------------------
@@ -365,7 +480,7 @@ def _hits(
         scope, agent_id = pools[row.pool].table_scopes[row.table]
         is_fact = scope_dir == search_index.USER_SCOPE_DIR
         if is_fact:
-            entry = search_index.entries_of(original, is_fact=True, with_text=True)[0]
+            entry = search_index.entries_of(original, is_fact=True, with_text=True, path=path)[0]
             shown, first, last, heading = entry.text, None, None, None
             tokens = set(entry.tokens)
         else:
@@ -392,7 +507,7 @@ def _hits(
                 end_line=last,
                 date=_shown_date(day),
                 heading=heading,
-                weight=row.weight / 1000,
+                weight=ranking.shown(row.score),
                 matched=[words[i].word for i in row.matched],
                 rank=row.rowid,
             )
@@ -423,7 +538,7 @@ def _run(query: Query, pools: list[_Pool], limit: int, *, merge: bool) -> list[H
     for attempt in range(4):
         try:
             rows, words = _select(index, query, pools, limit)
-            kept = _interleave_rows(rows, limit, len(words)) if merge else rows[0]
+            kept = _interleave_rows(rows, limit) if merge else rows[0]
             return _hits(index, pools, kept, words)
         except _Stale as stale:
             if attempt == 3:
@@ -432,34 +547,306 @@ def _run(query: Query, pools: list[_Pool], limit: int, *, merge: bool) -> list[H
     raise AssertionError("unreachable")
 
 
+@dataclass
+class _Context:
+    """What scoring a row needs, the same for every pool of one search."""
+
+    words: list[_Word]
+    forms: dict[str, tuple[int, ...]]  # a word of the text → the query words it counts for
+    weights: list[float]
+    pairs: tuple[tuple[int, int], ...]
+    average: float  # mean words per entry over the scopes searched
+    date_slots: set[int] = field(default_factory=set)  # files of the days the query names
+    date_weight: int = 0
+
+
+def _context(index: search_index.Index, query: Query, scope_ids: list[int]) -> _Context:
+    words, _total = _weigh(index, query, scope_ids)
+    forms: dict[str, tuple[int, ...]] = {}
+    for number, word in enumerate(words):
+        for token in word.tokens:
+            forms[token] = (*forms.get(token, ()), number)
+    average = 0.0
+    if scope_ids:
+        marks = ",".join("?" * len(scope_ids))
+        count, entries = index.db.execute(
+            f"SELECT coalesce(sum(words), 0), coalesce(sum(entries), 0) FROM scopes "
+            f"WHERE id IN ({marks})",
+            scope_ids,
+        ).fetchone()
+        average = count / entries if entries else 0.0
+    pairs = ranking.pairs_of(query.sequence, [word.word for word in words])
+    weights = [float(word.weight) for word in words]
+    return _Context(words, forms, weights, pairs, average)
+
+
+def _day_rank(day: dt.date) -> int:
+    """The rank (search_index.rank_ns) of the notes of `day`."""
+    return search_index.rank_ns(f"memory/{day.isoformat()}.md", "", 0)
+
+
+def _concrete(spans, low_ns: int, high_ns: int) -> list[tuple[dt.date, dt.date, object]]:
+    """Each span as (first day, last day, span): a month or day of any year once per year
+    from the year of `low_ns` to that of `high_ns` (the scope's oldest and newest files)."""
+    found = []
+    for span in spans:
+        if span.first is not None and span.last is not None:
+            found.append((span.first, span.last, span))
+            continue
+        low = dt.datetime.fromtimestamp(low_ns / 1e9, dt.UTC).year - 1
+        high = dt.datetime.fromtimestamp(high_ns / 1e9, dt.UTC).year + 1
+        for year in range(max(low, 1900), min(high, 2199) + 1):
+            first = dt.date(year, span.month, span.day or 1)
+            if span.day is not None:
+                last = first
+            else:
+                following = dt.date(year + (span.month == 12), span.month % 12 + 1, 1)
+                last = following - dt.timedelta(days=1)
+            found.append((first, last, span))
+    return found
+
+
+def _date_ranges(index, pool: _Pool, query: Query) -> tuple[dict, set[int]]:
+    """The rows of the notes of the days the query names, per table of the pool: ranges
+    of row ids, each a run of such notes with no other file of the scope between them;
+    and those notes' slots."""
+    db = index.db
+    found: dict[str, list[tuple[int, int]]] = {}
+    slots: set[int] = set()
+    for table, scope_id in zip(pool.tables, pool.scope_ids, strict=True):
+        scope_dir = pool.table_dirs[table]
+        if scope_dir in (search_index.USER_SCOPE_DIR, search_index.EXTRA_SCOPE_DIR):
+            continue
+        low_ns, high_ns = db.execute(
+            "SELECT min(rank_ns), max(rank_ns) FROM files WHERE scope = ?", (scope_id,)
+        ).fetchone()
+        if low_ns is None:
+            continue
+        ranges: list[tuple[int, int]] = []
+        for first, last, span in _concrete(query.dates.spans, low_ns, high_ns):
+            run: list[int] = []
+            for slot, path in db.execute(
+                "SELECT slot, path FROM files WHERE scope = ? AND rank_ns BETWEEN ? AND ? "
+                "ORDER BY slot",
+                (scope_id, _day_rank(first), _day_rank(last)),
+            ):
+                day = search_index.note_day(path, scope_dir)
+                if day is not None and span.holds(day):
+                    run.append(slot)
+                    slots.add(slot)
+                    continue
+                if run:
+                    ranges.append(_slot_range(run))
+                run = []
+            if run:
+                ranges.append(_slot_range(run))
+        if ranges:
+            found[table] = sorted(set(ranges), reverse=True)
+    return found, slots
+
+
+def _slot_range(slots: list[int]) -> tuple[int, int]:
+    bits = search_index.ENTRY_BITS
+    return (min(slots) << bits, (max(slots) << bits) | search_index.ENTRY_MASK)
+
+
+def _dated(index, pools: list[_Pool], query: Query, context: _Context, total: int):
+    """The rows of the notes of the days the query names, per pool and table; the date's
+    weight (its idf over the entries of those notes) and their slots go in `context`."""
+    if not query.dates.spans:
+        return [{} for _pool in pools]
+    ranges = []
+    slots: set[int] = set()
+    for pool in pools:
+        per_table, pool_slots = _date_ranges(index, pool, query)
+        ranges.append(per_table)
+        slots |= pool_slots
+    if slots:
+        entries = 0
+        listed = sorted(slots)
+        for start in range(0, len(listed), 400):
+            chunk = listed[start : start + 400]
+            entries += index.db.execute(
+                f"SELECT coalesce(sum(entries), 0) FROM files WHERE slot IN "
+                f"({','.join('?' * len(chunk))})",
+                chunk,
+            ).fetchone()[0]
+        context.date_slots = slots
+        context.date_weight = weight(entries, total)
+    return ranges
+
+
+def _of_days(db, pool: _Pool, ranges, words: list[_Word]) -> list[_Row]:
+    """Phase one within the notes of the days the query names: the best POOL of their
+    entries by rarity, then (when fewer hold a query word) their newest others."""
+    found: dict[tuple[str, int], _Row] = {}
+    for table, table_ranges in ranges.items():
+        for within in table_ranges:
+            for row in _by_rarity(db, [table], words, ranking.POOL, within) if words else []:
+                found.setdefault((row.table, row.rowid), row)
+    best = _best(found, ranking.POOL)
+    if len(best) < ranking.POOL:
+        extra: dict[tuple[str, int], _Row] = {}
+        for table, table_ranges in ranges.items():
+            for within in table_ranges:
+                for row in _newest(db, [table], ranking.POOL, within):
+                    if (row.table, row.rowid) not in found:
+                        extra[(row.table, row.rowid)] = row
+        for row in sorted(extra.values(), key=lambda row: row.rowid, reverse=True):
+            row.weight, row.matched = _score(words, set(row.words or ()))
+            best.append(row)
+            if len(best) >= ranking.POOL:
+                break
+    return best
+
+
+def _fetch(db, table: str, rowid: int, words: list[_Word]) -> _Row | None:
+    found = db.execute(
+        f"SELECT words, first, last, heading FROM {table} WHERE rowid = ?", (rowid,)
+    ).fetchone()
+    if found is None:
+        return None
+    text, first, last, heading = found
+    entry_words = text.split()
+    total, matched = _score(words, set(entry_words))
+    row = _Row(rowid, table, first, last, heading, total, matched)
+    row.words = entry_words
+    return row
+
+
+def _same_file(a: int, b: int) -> bool:
+    return a >> search_index.ENTRY_BITS == b >> search_index.ENTRY_BITS
+
+
+def _own(row: _Row, context: _Context) -> float:
+    slot = row.rowid >> search_index.ENTRY_BITS
+    date_weight = context.date_weight if slot in context.date_slots else 0
+    return ranking.score(
+        row.words or [],
+        context.forms,
+        context.weights,
+        context.pairs,
+        context.average,
+        date_weight,
+    ).own
+
+
+def _load(db, keys: Iterable[tuple[str, int]], words: list[_Word]) -> dict[tuple[str, int], _Row]:
+    """The rows `keys` (table, row id) that exist, read with one statement per table: the
+    row ids as runs of neighbours, each run a range."""
+    by_table: dict[str, list[int]] = {}
+    for table, rowid in keys:
+        by_table.setdefault(table, []).append(rowid)
+    found: dict[tuple[str, int], _Row] = {}
+    for table, rowids in by_table.items():
+        runs: list[list[int]] = []
+        for rowid in sorted(set(rowids)):
+            if runs and rowid == runs[-1][1] + 1:
+                runs[-1][1] = rowid
+            else:
+                runs.append([rowid, rowid])
+        for start in range(0, len(runs), 200):
+            chunk = runs[start : start + 200]
+            select = (
+                f"SELECT rowid, words, first, last, heading FROM {table} "
+                "WHERE rowid BETWEEN ? AND ?"
+            )
+            for rowid, text, first, last, heading in db.execute(
+                " UNION ALL ".join([select] * len(chunk)),
+                [bound for run in chunk for bound in run],
+            ):
+                entry_words = text.split()
+                total, matched = _score(words, set(entry_words))
+                row = _Row(rowid, table, first, last, heading, total, matched)
+                row.words = entry_words
+                found[(table, rowid)] = row
+    return found
+
+
+def _ranked(db, rows: list[_Row], days: list[_Row], context: _Context) -> list[_Row]:
+    """Phase two (SPEC §6.1): the best POOL rows by rarity, the rows of the days the query
+    names, and the entry after each (the answer after a question) scored by
+    memory.ranking and ordered by score, newer first among equals; past them, the rest
+    in the order of rarity."""
+    head_keys: list[tuple[str, int]] = []
+    for row in [*rows[: ranking.POOL], *days]:
+        if (row.table, row.rowid) not in head_keys:
+            head_keys.append((row.table, row.rowid))
+    wanted = set(head_keys)
+    for table, rowid in head_keys:
+        for near in (rowid - 1, rowid + 1):  # row ids count down within a file
+            if _same_file(near, rowid):
+                wanted.add((table, near))
+    wanted |= {(row.table, row.rowid) for row in rows[ranking.POOL :] if row.words is None}
+    known = {(row.table, row.rowid): row for row in [*rows, *days] if row.words is not None}
+    known.update(_load(db, wanted - set(known), context.words))
+    head = [known[key] for key in head_keys if key in known]
+    placed = {(row.table, row.rowid) for row in head}
+    for table, rowid in head_keys:
+        after = (table, rowid - 1)  # the next entry of the file
+        if after in known and after not in placed:
+            head.append(known[after])
+            placed.add(after)
+    own: dict[tuple[str, int], float] = {}
+
+    def own_of(key: tuple[str, int]) -> float:
+        if key not in own:
+            own[key] = _own(known[key], context)
+        return own[key]
+
+    for row in head:
+        before = (row.table, row.rowid + 1)
+        share = own_of(before) if before in known and _same_file(row.rowid + 1, row.rowid) else 0
+        row.score = ranking.with_neighbour(own_of((row.table, row.rowid)), share)
+    ranked = sorted(head, key=lambda row: (ranking.shown(row.score), row.rowid), reverse=True)
+    for row in rows[ranking.POOL :]:
+        key = (row.table, row.rowid)
+        if key not in placed and key in known:
+            row = known[key]
+            row.score = own_of(key)
+            ranked.append(row)
+    return ranked
+
+
 def _select(index, query: Query, pools, limit) -> tuple[list[list[_Row]], list[_Word]]:
-    """Each pool's best `limit` rows, words weighed over all the pools' scopes (one pool
-    for memory_search; for the owner's search of everything, so that ranks compare)."""
+    """Each pool's best `limit` rows (SPEC §6.1), words weighed over all the pools' scopes
+    (one pool for memory_search; for the owner's search of everything, so that ranks
+    compare)."""
     db = index.db
     every = sorted({scope_id for pool in pools for scope_id in pool.scope_ids})
-    words, _ = _weigh(index, query, every)
-    rows = [_full(db, pool.tables, words, limit) for pool in pools]
-    if not any(rows) and len(words) > 1:
-        rows = [_partial(db, pool.tables, words, limit) for pool in pools]
-    for number, pool_rows in enumerate(rows):
+    context = _context(index, query, every)
+    total = 0
+    if every:
+        total = db.execute(
+            f"SELECT coalesce(sum(entries), 0) FROM scopes WHERE id IN "
+            f"({','.join('?' * len(every))})",
+            every,
+        ).fetchone()[0]
+    dated = _dated(index, pools, query, context, total)
+    wanted = max(limit, ranking.POOL)
+    ranked = []
+    for number, pool in enumerate(pools):
+        rows = _by_rarity(db, pool.tables, context.words, wanted) if context.words else []
+        days = _of_days(db, pool, dated[number], context.words) if dated[number] else []
+        pool_rows = _ranked(db, rows, days, context)[:limit]
         for row in pool_rows:
             row.pool = number
-    return rows, words
+        ranked.append(pool_rows)
+    return ranked, context.words
 
 
-def _interleave_rows(pools: list[list[_Row]], limit: int, word_count: int) -> list[_Row]:
+def _interleave_rows(pools: list[list[_Row]], limit: int) -> list[_Row]:
     """Merge ranked pools so the best entry of each stands before the second of any
-    (SPEC §6.2). When any pool has an entry with every word, entries missing one are
-    dropped from all pools (all words first holds across scopes too)."""
+    (SPEC §6.2); within a round, by score."""
     pools = [pool for pool in pools if pool]
-    if any(len(row.matched) == word_count for pool in pools for row in pool):
-        pools = [[row for row in pool if len(row.matched) == word_count] for pool in pools]
     merged: list[_Row] = []
     seen: set[tuple[str, int]] = set()  # an extra path's entry is in every agent's pool
     depth = max((len(pool) for pool in pools), default=0)
     for round_index in range(depth):
         same_round = [pool[round_index] for pool in pools if round_index < len(pool)]
-        for row in sorted(same_round, key=lambda row: (row.weight, row.rowid), reverse=True):
+        for row in sorted(
+            same_round, key=lambda row: (ranking.shown(row.score), row.rowid), reverse=True
+        ):
             if (row.table, row.rowid) not in seen:
                 seen.add((row.table, row.rowid))
                 merged.append(row)

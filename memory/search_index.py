@@ -10,8 +10,11 @@ builds it again from the Markdown files.
   shared facts) with the key it was read at — (size, mtime_ns, ctime_ns, inode) — a hash
   of its text, its rank key and its `slot`.
 - one FTS5 table per scope (`e<n>`, n from `scopes`): a row per entry (a block of lines, or
-  a fact), its folded words space-separated (`tokenize=ascii`: the words are exactly the
-  §6.1 runs of letters and digits), its lines and the heading it sits under.
+  a fact), its folded words space-separated, in order and with repeats (`tokenize=ascii`:
+  the words are exactly the §6.1 runs of letters and digits; how often a word stands in
+  an entry, how long the entry is and which words stand side by side are what the
+  ranking reads: memory.ranking), its lines and the heading it sits under; `scopes.words`
+  adds up the words of a scope's entries (the mean length of an entry).
 - `tokens`: every distinct word with a trigram index over it, so a query word of four or
   more letters finds the words it is inside (`sach` → `sach`, `sachs`), and `df`: in how
   many entries of each scope each word stands — what rarity weights are computed from.
@@ -55,7 +58,7 @@ from memory.errors import PathRefused
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "3"  # 3: an entry's words in order with repeats; words per scope
 ENTRY_BITS = 22
 ENTRY_MASK = (1 << ENTRY_BITS) - 1  # at most ~4 million entries in one file
 SLOT_GAP = 1 << 16  # room left between neighbouring files when slots are laid out
@@ -171,8 +174,13 @@ class Entry:
     first: int  # 0-based line; -1 for a fact
     last: int
     heading: str  # the heading line it sits under, "" when none
-    tokens: list[str]  # distinct folded words, in order
+    words: list[str]  # its folded words, in order, with repeats
     text: str = ""  # what a hit shows (filled only when asked)
+
+    @property
+    def tokens(self) -> list[str]:
+        """Its distinct folded words, in order."""
+        return _distinct(self.words)
 
 
 _find_words = text_rules._WORD_RE.findall
@@ -182,17 +190,30 @@ def _distinct(words: list[str]) -> list[str]:
     return list(dict.fromkeys(words))
 
 
+def fact_words_of(rel: str) -> str:
+    """A fact's name as words (`coffee-order` → `coffee order`): searched with the fact."""
+    return rel.rsplit("/", 1)[-1].removesuffix(".md").replace("-", " ")
+
+
 def entries_of(
-    original: str, *, is_fact: bool, with_text: bool = False, start_at: int = 0
+    original: str,
+    *,
+    is_fact: bool,
+    with_text: bool = False,
+    start_at: int = 0,
+    path: str = "",
 ) -> list[Entry]:
-    """A file's entries (SPEC §6.1): a fact is one entry (description and body together);
-    any other file is its blocks (memory.text.blocks), the wiki's machine block left out.
-    With `start_at` (the first line of an entry), only the entries from that line on."""
+    """A file's entries (SPEC §6.1): a fact (`path` its workspace path) is one entry, its
+    name, description and body together; any other file is its blocks (memory.text.blocks:
+    frontmatter is not searched), the wiki's machine block left out, and a page's
+    frontmatter `title` is the heading of what stands under no heading of its own. With
+    `start_at` (the first line of an entry), only the entries from that line on."""
     if is_fact:
         meta, body = text_rules.parse_frontmatter(original)
         description = str(meta.get("description") or "").strip()
         body = body.strip()
-        tokens = _distinct(_find_words(text_rules.fold(f"{description}\n{body}")))
+        name = fact_words_of(path) if path else ""
+        tokens = _find_words(text_rules.fold(f"{name}\n{description}\n{body}"))
         if not tokens:
             return []
         shown = ""
@@ -205,15 +226,16 @@ def entries_of(
     else:
         searched = original
     lines = searched.split("\n")
+    title = text_rules.page_title(original)
     # Only the lines from start_at on are folded: a grown file's new tail costs its size.
     folded = [""] * start_at + text_rules.fold("\n".join(lines[start_at:])).split("\n")
     found = []
     for first, last, heading in text_rules.blocks(lines, start_at=start_at):
         if first == last:
-            tokens = _distinct(_find_words(folded[first]))
+            tokens = _find_words(folded[first])
         else:
-            tokens = _distinct(_find_words(" ".join(folded[first : last + 1])))
-        entry = Entry(first, last, lines[heading].strip() if heading >= 0 else "", tokens)
+            tokens = _find_words(" ".join(folded[first : last + 1]))
+        entry = Entry(first, last, lines[heading].strip() if heading >= 0 else title, tokens)
         if with_text:
             entry.text = " ".join(
                 line.strip() for line in original.split("\n")[first : last + 1] if line.strip()
@@ -277,7 +299,8 @@ class Index:
 
 _SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
-CREATE TABLE scopes(id INTEGER PRIMARY KEY, dir TEXT UNIQUE NOT NULL, entries INTEGER NOT NULL);
+CREATE TABLE scopes(id INTEGER PRIMARY KEY, dir TEXT UNIQUE NOT NULL, entries INTEGER NOT NULL,
+                    words INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE files(
     id INTEGER PRIMARY KEY,
     path TEXT UNIQUE NOT NULL,
@@ -442,6 +465,7 @@ def _build_locked(path: Path, started: float) -> BuildReport:
     token_ids: dict[str, int] = {}
     df: dict[tuple[int, int], int] = collections.Counter()
     scope_entries: dict[int, int] = collections.Counter()
+    scope_words: dict[int, int] = collections.Counter()
     total_entries = 0
     slot = 0
     for rel, (scope_dir, _scanned) in ordered:
@@ -457,7 +481,9 @@ def _build_locked(path: Path, started: float) -> BuildReport:
                 "last UNINDEXED, heading UNINDEXED, tokenize='ascii', detail=none)"
             )
         scope_id = scopes[scope_dir]
-        entries = entries_of(original, is_fact=scope_dir == USER_SCOPE_DIR)[: ENTRY_MASK + 1]
+        entries = entries_of(original, is_fact=scope_dir == USER_SCOPE_DIR, path=rel)[
+            : ENTRY_MASK + 1
+        ]
         slot += SLOT_GAP
         base = slot << ENTRY_BITS
         rows = []
@@ -465,12 +491,13 @@ def _build_locked(path: Path, started: float) -> BuildReport:
             rows.append(
                 (
                     base | (ENTRY_MASK - ordinal),
-                    " ".join(entry.tokens),
+                    " ".join(entry.words),
                     entry.first,
                     entry.last,
                     entry.heading,
                 )
             )
+            scope_words[scope_id] += len(entry.words)
             for token in entry.tokens:
                 token_id = token_ids.get(token)
                 if token_id is None:
@@ -492,7 +519,8 @@ def _build_locked(path: Path, started: float) -> BuildReport:
         "INSERT INTO df(scope, token, n) VALUES (?, ?, ?)", ((s, t, n) for (s, t), n in df.items())
     )
     db.executemany(
-        "UPDATE scopes SET entries = ? WHERE id = ?", ((n, s) for s, n in scope_entries.items())
+        "UPDATE scopes SET entries = ?, words = ? WHERE id = ?",
+        ((n, scope_words[s], s) for s, n in scope_entries.items()),
     )
     for key, value in _signature().items():
         db.execute("INSERT INTO meta(key, value) VALUES (?, ?)", (key, value))
@@ -751,7 +779,9 @@ def _refresh_one(index: Index, rel: str) -> None:
         if row is not None:
             _remove(index, row)
         slot = _allocate_slot(index, new_rank, rel)
-    entries = entries_of(original, is_fact=scope_dir == USER_SCOPE_DIR)[: ENTRY_MASK + 1]
+    entries = entries_of(original, is_fact=scope_dir == USER_SCOPE_DIR, path=rel)[
+            : ENTRY_MASK + 1
+        ]
     _insert_entries(index, scope_id, table, slot, 0, entries)
     _insert_file(db, rel, scope_id, slot, scope_dir, key, original, len(entries), now_ns)
 
@@ -761,13 +791,14 @@ def _insert_entries(index, scope_id, table, slot, first_ordinal, entries) -> Non
     index.db.executemany(
         f"INSERT INTO {table}(rowid, words, first, last, heading) VALUES (?, ?, ?, ?, ?)",
         (
-            (base | (ENTRY_MASK - ordinal), " ".join(e.tokens), e.first, e.last, e.heading)
+            (base | (ENTRY_MASK - ordinal), " ".join(e.words), e.first, e.last, e.heading)
             for ordinal, e in enumerate(entries, start=first_ordinal)
         ),
     )
     _count_tokens(index, scope_id, (e.tokens for e in entries), +1)
     index.db.execute(
-        "UPDATE scopes SET entries = entries + ? WHERE id = ?", (len(entries), scope_id)
+        "UPDATE scopes SET entries = entries + ?, words = words + ? WHERE id = ?",
+        (len(entries), sum(len(e.words) for e in entries), scope_id),
     )
 
 
@@ -800,8 +831,7 @@ def _refresh_grown(index, row, rel, scope_dir, table, original, key, now_ns) -> 
         )
     ]
     db.execute(f"DELETE FROM {table} WHERE rowid BETWEEN ? AND ?", (low, last[0]))
-    _count_tokens(index, scope_id, dropped, -1)
-    db.execute("UPDATE scopes SET entries = entries - ? WHERE id = ?", (len(dropped), scope_id))
+    _uncount(index, scope_id, dropped)
     tail = entries_of(original, is_fact=False, start_at=last[1])[: ENTRY_MASK + 1 - ordinal]
     _insert_entries(index, scope_id, table, slot, ordinal, tail)
     size, mtime_ns, ctime_ns, ino = key
@@ -837,8 +867,16 @@ def _drop_entries(index: Index, row) -> None:
         )
     ]
     index.db.execute(f"DELETE FROM {table} WHERE rowid BETWEEN ? AND ?", (low, high))
-    _count_tokens(index, scope_id, old, -1)
-    index.db.execute("UPDATE scopes SET entries = entries - ? WHERE id = ?", (len(old), scope_id))
+    _uncount(index, scope_id, old)
+
+
+def _uncount(index: Index, scope_id: int, removed: list[list[str]]) -> None:
+    """Take removed entries (their words, with repeats) out of the scope's counts."""
+    _count_tokens(index, scope_id, (_distinct(words) for words in removed), -1)
+    index.db.execute(
+        "UPDATE scopes SET entries = entries - ?, words = words - ? WHERE id = ?",
+        (len(removed), sum(len(words) for words in removed), scope_id),
+    )
 
 
 def _remove(index: Index, row) -> None:

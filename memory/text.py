@@ -137,6 +137,16 @@ def _frontmatter_end(lines: list[str]) -> int:
     return -1
 
 
+def page_title(text: str) -> str:
+    """The `title` of a page's frontmatter ("" when it has none): the heading of what the
+    page says under no heading of its own (SPEC §6.1)."""
+    if not text.startswith("---"):
+        return ""
+    meta, _body = parse_frontmatter(text)
+    title = meta.get("title")
+    return fold_single_line(str(title)) if isinstance(title, str | int | float) else ""
+
+
 def blocks(lines: list[str], *, start_at: int = 0) -> list[tuple[int, int, int]]:
     """The entries of a file's lines, as (first line, last line, heading line) indexes,
     0-based and in order; the heading is the nearest heading line above the entry, -1
@@ -144,9 +154,11 @@ def blocks(lines: list[str], *, start_at: int = 0) -> list[tuple[int, int, int]]
 
     An entry is a block (SPEC §6.1): a paragraph, or a list item with its continuation
     lines, up to MAX_BLOCK_LINES lines and MAX_BLOCK_CHARS characters. A blank line, a
-    heading, a new list item or table row starts a new entry; a heading and each line of a
-    frontmatter are entries of one line. So a daily note's `- HH:MM …` lines stay one entry
-    each, while a bullet continued on the next line, or a short paragraph, is one.
+    heading, a new list item or table row starts a new entry; a heading is an entry of one
+    line; a frontmatter is no entry (it is not searchable text: a page's `title` counts as
+    the heading of the page instead, page_title). So a daily note's `- HH:MM …` lines stay
+    one entry each, while a bullet continued on the next line, or a short paragraph, is
+    one.
 
     `start_at` (the first line of an entry found before, past any frontmatter) gives the
     entries from that line on, as the whole file's would be there: what comes before an
@@ -162,16 +174,16 @@ def blocks(lines: list[str], *, start_at: int = 0) -> list[tuple[int, int, int]]
         heading = next(
             (i for i in range(start_at - 1, frontmatter, -1) if is_heading(lines[i])), -1
         )
-    for index in range(start_at, len(lines)):
+    for index in range(max(start_at, frontmatter + 1), len(lines)):
         line = lines[index]
-        single = index <= frontmatter or is_heading(line)
+        single = is_heading(line)
         if single or not line.strip():
             if last >= 0:
                 found.append((start, last, heading))
             start = last = -1
             if single and has_word(line):
-                found.append((index, index, -1 if index <= frontmatter else heading))
-            if index > frontmatter and is_heading(line):
+                found.append((index, index, heading))
+            if single:
                 heading = index
             continue
         if (

@@ -1,9 +1,11 @@
 """The §6.1 rules of memory_search written out the slow, obvious way: every file of the
-scope read, folded and split into entries on every call, nothing cached or indexed.
+scope read, folded and split into entries on every call, every entry weighed, nothing
+cached or indexed.
 
 Tests compare memory.search (which answers from an index) with this, so the index can
-only make search faster, never change what it finds. Only memory.text is shared (the
-folding, the words, the blocks): those are the rules themselves.
+only make search faster, never change what it finds. Only the rules themselves are shared:
+memory.text (the folding, the words, the blocks), memory.query (what a query says: its
+words, their order, its dates) and memory.ranking (the formula an entry scores by).
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from zoneinfo import ZoneInfo
 
 from django.conf import settings
 
-from memory import text
+from memory import ranking, text
+from memory.query import Query
 
 
 @dataclass
@@ -25,9 +28,16 @@ class Entry:
     path: str  # as shown: relative to the agent dir, or users/owner/facts/<name>.md
     first: int | None  # 1-based; None for a fact
     last: int | None
-    tokens: set[str]
+    words: list[str]  # folded, in order, with repeats
     text: str
     rank: tuple[int, str]  # (ns, path): newer first
+    day: dt.date | None = None  # a dated note's day
+    before: Entry | None = None  # the entry before it in its file
+    after: Entry | None = None
+
+    @property
+    def tokens(self) -> set[str]:
+        return set(self.words)
 
 
 def _day_start_ns(day: dt.date) -> int:
@@ -35,11 +45,18 @@ def _day_start_ns(day: dt.date) -> int:
     return int(dt.datetime(day.year, day.month, day.day, tzinfo=zone).timestamp()) * 10**9
 
 
-def _rank(shown: str, mtime_ns: int) -> tuple[int, str]:
+def _day(shown: str) -> dt.date | None:
     if shown.startswith("memory/") and shown.count("/") == 1:
         found = text.note_day(shown[len("memory/") :])
         if found is not None:
-            return (_day_start_ns(found[0]), shown)
+            return found[0]
+    return None
+
+
+def _rank(shown: str, mtime_ns: int) -> tuple[int, str]:
+    day = _day(shown)
+    if day is not None:
+        return (_day_start_ns(day), shown)
     return (mtime_ns, shown)
 
 
@@ -59,8 +76,8 @@ def _blank_machine_block(original: str) -> str:
     return "\n".join(lines)
 
 
-def _tokens(folded: str) -> set[str]:
-    return set(text._WORD_RE.findall(folded))
+def _words(folded: str) -> list[str]:
+    return text._WORD_RE.findall(folded)
 
 
 def file_entries(shown: str, original: str, mtime_ns: int) -> list[Entry]:
@@ -69,13 +86,16 @@ def file_entries(shown: str, original: str, mtime_ns: int) -> list[Entry]:
     shown_lines = original.split("\n")
     folded = text.fold(searched).split("\n")
     rank = _rank(shown, mtime_ns)
-    entries = []
+    entries: list[Entry] = []
     for first, last, _heading in text.blocks(lines):
-        tokens: set[str] = set()
+        words: list[str] = []
         for index in range(first, last + 1):
-            tokens |= _tokens(folded[index])
+            words += _words(folded[index])
         body = " ".join(line.strip() for line in shown_lines[first : last + 1] if line.strip())
-        entries.append(Entry(shown, first + 1, last + 1, tokens, body, rank))
+        entry = Entry(shown, first + 1, last + 1, words, body, rank, _day(shown))
+        if entries:
+            entry.before, entries[-1].after = entries[-1], entry
+        entries.append(entry)
     return entries
 
 
@@ -83,7 +103,8 @@ def fact_entry(shown: str, original: str, mtime_ns: int) -> Entry | None:
     meta, body = text.parse_frontmatter(original)
     description = str(meta.get("description") or "").strip()
     body = body.strip()
-    tokens = _tokens(text.fold(f"{description}\n{body}"))
+    name = shown.rsplit("/", 1)[-1].removesuffix(".md").replace("-", " ")
+    tokens = _words(text.fold(f"{name}\n{description}\n{body}"))
     if not tokens:
         return None
     flat = text.fold_single_line(body)
@@ -141,6 +162,17 @@ def matches(word: str, token: str) -> bool:
     return token == word if text.is_short(word) else word in token
 
 
+def counted(word: str, vocabulary: set[str], entries: list[Entry]) -> set[str]:
+    """The words of the text a query word counts (SPEC §6.1): a word of four or more
+    letters the words it starts when some entry holds one, else those it stands inside."""
+    found = {token for token in vocabulary if matches(word, token)}
+    if not text.is_short(word) and not text.is_spaceless(word):
+        starts = {token for token in found if token.startswith(word)}
+        if any(not entry.tokens.isdisjoint(starts) for entry in entries):
+            return starts
+    return found
+
+
 def weight(df: int, total: int) -> int:
     """The word's weight in thousandths: BM25's idf of its frequency in the scope."""
     return round(1000 * math.log(1 + (total - df + 0.5) / (df + 0.5)))
@@ -152,34 +184,71 @@ class Found:
     first: int | None
     last: int | None
     score: int  # words matched
-    weight: int  # their weights added up
+    weight: float  # the score it ranked by (memory.ranking.shown)
     text: str
 
 
-def reference_search(
-    query: str, entries: list[Entry], *, limit: int = 12, drop_partial: bool = True
-) -> list[Found]:
-    words = text.words(query)
+def reference_search(query: str, entries: list[Entry], *, limit: int = 12) -> list[Found]:
+    """SPEC §6.1: the best POOL entries by the weights of the query words they hold (newer
+    first among equals) and the best POOL of the notes of the days the query names, with
+    the entry after each, ranked by memory.ranking's score (an entry plus a share of the
+    one before it); past them, the rest by those weights."""
+    parsed = Query.parse(query)
+    words = [word.text for word in parsed.words]
     total = len(entries)
+    vocabulary = {token for entry in entries for token in entry.words}
+    forms_of = [counted(word, vocabulary, entries) for word in words]
     weights = [
-        weight(sum(1 for e in entries for t in e.tokens if matches(word, t)), total)
-        for word in words
+        weight(sum(1 for e in entries for t in e.tokens if t in forms), total) for forms in forms_of
     ]
-    scored = []
-    for entry in entries:
-        matched = [
-            index
-            for index, word in enumerate(words)
-            if any(matches(word, token) for token in entry.tokens)
-        ]
-        if matched:
-            scored.append((entry, len(matched), sum(weights[i] for i in matched)))
-    if drop_partial and any(count == len(words) for _, count, _ in scored):
-        scored = [item for item in scored if item[1] == len(words)]
-    scored.sort(key=lambda item: item[0].first or 0)
-    scored.sort(key=lambda item: item[0].rank, reverse=True)
-    scored.sort(key=lambda item: item[2], reverse=True)
+    forms: dict[str, tuple[int, ...]] = {}
+    for index, found in enumerate(forms_of):
+        for token in found:
+            forms[token] = (*forms.get(token, ()), index)
+    average = sum(len(e.words) for e in entries) / total if total else 0.0
+    pairs = ranking.pairs_of(parsed.sequence, words)
+
+    def held(entry: Entry) -> tuple[int, ...]:
+        return tuple(i for i, found in enumerate(forms_of) if not entry.tokens.isdisjoint(found))
+
+    def by_rarity(entry: Entry) -> tuple:
+        matched = held(entry)
+        return (bool(matched), sum(weights[i] for i in matched), entry.rank, -(entry.first or 0))
+
+    first_pass = sorted((e for e in entries if held(e)), key=by_rarity, reverse=True)
+    dated = [
+        e for e in entries if e.day is not None and any(s.holds(e.day) for s in parsed.dates.spans)
+    ]
+    date_weight = weight(len(dated), total) if dated else 0
+    days = sorted(dated, key=by_rarity, reverse=True)[: ranking.POOL]
+    head: list[Entry] = []
+    for entry in [*first_pass[: ranking.POOL], *days]:
+        if all(entry is not other for other in head):
+            head.append(entry)
+    for entry in list(head):
+        if entry.after is not None and all(entry.after is not other for other in head):
+            head.append(entry.after)
+
+    def own(entry: Entry) -> float:
+        in_days = any(entry is other for other in dated)
+        return ranking.score(
+            entry.words, forms, weights, pairs, average, date_weight if in_days else 0
+        ).own
+
+    scores = [
+        ranking.with_neighbour(own(e), own(e.before) if e.before is not None else 0.0) for e in head
+    ]
+    ordered = sorted(
+        zip(head, scores, strict=True),
+        key=lambda item: (ranking.shown(item[1]), item[0].rank, -(item[0].first or 0)),
+        reverse=True,
+    )
+    ordered += [
+        (e, own(e))
+        for e in first_pass[ranking.POOL : max(limit, ranking.POOL)]
+        if all(e is not other for other in head)
+    ]
     return [
-        Found(e.path, e.first, e.last, count, total_weight, text.cap(e.text, 700))
-        for e, count, total_weight in scored[:limit]
+        Found(e.path, e.first, e.last, len(held(e)), ranking.shown(s), text.cap(e.text, 700))
+        for e, s in ordered[:limit]
     ]

@@ -116,7 +116,7 @@ def _queries(r: random.Random, count: int) -> list[str]:
 
 def _engine(query: str, agent, limit: int, include_user: bool = True) -> list[tuple]:
     return [
-        (hit.path, hit.line, hit.end_line, hit.score, round(hit.weight * 1000), hit.text)
+        (hit.path, hit.line, hit.end_line, hit.score, hit.weight, hit.text)
         for hit in search.search(query, agent=agent, limit=limit, include_user=include_user)
     ]
 

@@ -1,0 +1,109 @@
+"""How an entry scores against a query (SPEC §6.1, ranking): the formula, pure, shared by
+the engine (memory.search, which finds the candidates through the index) and the slow
+reference of the tests (which scores every entry of the scope), as memory.text is.
+
+An entry's own score adds up, for each query word it holds, BM25's term weight on the
+project's folded words — the word's rarity (idf) times its frequency in the entry,
+saturated (K1) and set against the entry's length (B): a short line that holds the rare
+word outranks a long paragraph that holds it once among many common words. Two query
+words that stand side by side in the query and in the entry (`quốc ca`, `dược sĩ`) add
+their pair's weight again (PAIR). An entry in a note of a day the query names counts that
+date as one more word (DATE). An entry then adds a share (NEIGHBOUR) of the own score of
+the entry just before it in its file: the answer that follows a question.
+
+No IO and no Django here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+K1 = 1.2  # term frequency saturation
+B = 0.5  # how much an entry's length counts (0: not at all, 1: fully)
+PAIR = 1.0  # a pair of query words side by side, as a share of its words' weight
+DATE = 1.0  # a note of a day the query names, as a share of a word's weight
+NEIGHBOUR = 0.3  # the share of the entry before's own score an entry adds
+POOL = 30  # candidates scored by this formula: the best by rarity (SPEC §6.1)
+
+
+def idf(df: int, entries: int) -> float:
+    """BM25's idf of a word held by `df` of `entries` entries, in thousandths, rounded, as a
+    float: ln(1 + (N − df + ½) / (df + ½))."""
+    return float(round(1000 * math.log(1 + (entries - df + 0.5) / (df + 0.5))))
+
+
+def term(weight: float, tf: int, length: int, average: float) -> float:
+    """BM25's term weight: `weight` (an idf, thousandths) × tf·(K1+1) / (tf + K1·(1 − B +
+    B·length/average))."""
+    norm = K1 * (1 - B + B * length / average) if average > 0 else K1
+    return weight * tf * (K1 + 1) / (tf + norm)
+
+
+def pairs_of(sequence: Sequence[str], words: Sequence[str]) -> tuple[tuple[int, int], ...]:
+    """The pairs of query words (indexes into `words`) that stand side by side in the
+    query's folded word `sequence` (repeats included), each once, in order."""
+    where = {word: index for index, word in enumerate(words)}
+    found: dict[tuple[int, int], None] = {}
+    for left, right in zip(sequence, sequence[1:], strict=False):
+        if left != right and left in where and right in where:
+            found[(where[left], where[right])] = None
+    return tuple(found)
+
+
+@dataclass(frozen=True)
+class Scored:
+    own: float  # the entry's own score
+    matched: tuple[int, ...]  # the query words it holds (indexes), in query order
+
+
+def score(
+    entry_words: Sequence[str],
+    forms: Mapping[str, tuple[int, ...]],
+    weights: Sequence[float],
+    pairs: Iterable[tuple[int, int]],
+    average: float,
+    date_weight: float = 0.0,
+) -> Scored:
+    """The own score of an entry whose folded words, in order and with repeats, are
+    `entry_words`: `forms` maps each word of the text a query word matches to the query
+    words it stands for, `weights` are the query words' idf (thousandths), `pairs` the
+    query's side-by-side pairs, `average` the scope's mean entry length in words, and
+    `date_weight` the weight of the date the query names (0 when the entry's note is not
+    of such a day)."""
+    length = len(entry_words)
+    counts = Counter(entry_words)
+    tf: dict[int, int] = {}
+    for word, count in counts.items():
+        for index in forms.get(word, ()):
+            tf[index] = tf.get(index, 0) + count
+    total = 0.0
+    for index in sorted(tf):
+        total += term(weights[index], tf[index], length, average)
+    wanted = [pair for pair in pairs if pair[0] in tf and pair[1] in tf]
+    if wanted:
+        together: dict[tuple[int, int], int] = {}
+        for left, right in zip(entry_words, entry_words[1:], strict=False):
+            for a in forms.get(left, ()):
+                for b in forms.get(right, ()):
+                    if (a, b) in wanted:
+                        together[(a, b)] = together.get((a, b), 0) + 1
+        for a, b in wanted:
+            if (a, b) in together:
+                weight = PAIR * (weights[a] + weights[b]) / 2
+                total += term(weight, together[(a, b)], length, average)
+    if date_weight:
+        total += term(DATE * date_weight, 1, length, average)
+    return Scored(total, tuple(sorted(tf)))
+
+
+def with_neighbour(own: float, before: float) -> float:
+    """An entry's score: its own, plus NEIGHBOUR × the own score of the entry before it."""
+    return own + NEIGHBOUR * before
+
+
+def shown(value: float) -> float:
+    """A score as hits carry it and ranks compare it: in thousandths, three decimals."""
+    return round(value / 1000, 3)

@@ -5,11 +5,14 @@ reference of the tests (which scores every entry of the scope), as memory.text i
 An entry's own score adds up, for each query word it holds, BM25's term weight on the
 project's folded words — the word's rarity (idf) times its frequency in the entry,
 saturated (K1) and set against the entry's length (B): a short line that holds the rare
-word outranks a long paragraph that holds it once among many common words. Two query
+word outranks a long paragraph that holds it once among many common words. A query word in
+the heading the entry sits under — or the title of its page — counts as half an occurrence
+(HEADING). Two query
 words that stand side by side in the query and in the entry (`quốc ca`, `dược sĩ`) add
 their pair's weight again (PAIR). An entry in a note of a day the query names counts that
-date as one more word (DATE). An entry then adds a share (NEIGHBOUR) of the own score of
-the entry just before it in its file: the answer that follows a question.
+date as one more word (DATE). An entry that holds a query word then scores at least a
+share (NEIGHBOUR) of the own score of the entry just before it in its file: the answer that
+follows a question. An entry holding no query word is never a hit.
 
 No IO and no Django here.
 """
@@ -24,8 +27,9 @@ from dataclasses import dataclass
 K1 = 1.2  # term frequency saturation
 B = 0.5  # how much an entry's length counts (0: not at all, 1: fully)
 PAIR = 1.0  # a pair of query words side by side, as a share of its words' weight
-DATE = 1.0  # a note of a day the query names, as a share of a word's weight
-NEIGHBOUR = 0.3  # the share of the entry before's own score an entry adds
+DATE = 2.0  # a note of a day the query names, as a share of a word's weight
+NEIGHBOUR = 0.9  # an entry holding a query word scores at least this share of the one before
+HEADING = 0.5  # a query word in the heading an entry sits under (or the page's title)
 POOL = 30  # candidates scored by this formula: the best by rarity (SPEC §6.1)
 
 
@@ -35,7 +39,7 @@ def idf(df: int, entries: int) -> float:
     return float(round(1000 * math.log(1 + (entries - df + 0.5) / (df + 0.5))))
 
 
-def term(weight: float, tf: int, length: int, average: float) -> float:
+def term(weight: float, tf: float, length: int, average: float) -> float:
     """BM25's term weight: `weight` (an idf, thousandths) × tf·(K1+1) / (tf + K1·(1 − B +
     B·length/average))."""
     norm = K1 * (1 - B + B * length / average) if average > 0 else K1
@@ -66,22 +70,28 @@ def score(
     pairs: Iterable[tuple[int, int]],
     average: float,
     date_weight: float = 0.0,
+    heading: Sequence[str] = (),
 ) -> Scored:
     """The own score of an entry whose folded words, in order and with repeats, are
     `entry_words`: `forms` maps each word of the text a query word matches to the query
     words it stands for, `weights` are the query words' idf (thousandths), `pairs` the
-    query's side-by-side pairs, `average` the scope's mean entry length in words, and
+    query's side-by-side pairs, `average` the scope's mean entry length in words,
     `date_weight` the weight of the date the query names (0 when the entry's note is not
-    of such a day)."""
+    of such a day), and `heading` the folded words of the heading it sits under (a query
+    word there counts HEADING times as often as in the entry: the page's topic)."""
     length = len(entry_words)
     counts = Counter(entry_words)
     tf: dict[int, int] = {}
     for word, count in counts.items():
         for index in forms.get(word, ()):
             tf[index] = tf.get(index, 0) + count
+    frequency: dict[int, float] = dict(tf)
+    for word, count in Counter(heading).items():
+        for index in forms.get(word, ()):
+            frequency[index] = frequency.get(index, 0) + HEADING * count
     total = 0.0
-    for index in sorted(tf):
-        total += term(weights[index], tf[index], length, average)
+    for index in sorted(frequency):
+        total += term(weights[index], frequency[index], length, average)
     wanted = [pair for pair in pairs if pair[0] in tf and pair[1] in tf]
     if wanted:
         together: dict[tuple[int, int], int] = {}
@@ -99,9 +109,10 @@ def score(
     return Scored(total, tuple(sorted(tf)))
 
 
-def with_neighbour(own: float, before: float) -> float:
-    """An entry's score: its own, plus NEIGHBOUR × the own score of the entry before it."""
-    return own + NEIGHBOUR * before
+def with_neighbour(own: float, before: float, *, holds_a_word: bool) -> float:
+    """An entry's score: its own, or — when it holds a query word itself — NEIGHBOUR × the
+    own score of the entry before it, if that is more (the answer after the question)."""
+    return max(own, NEIGHBOUR * before) if holds_a_word else own
 
 
 def shown(value: float) -> float:

@@ -714,6 +714,9 @@ def _fetch(db, table: str, rowid: int, words: list[_Word]) -> _Row | None:
     return row
 
 
+_find_words = text_rules._WORD_RE.findall
+
+
 def _same_file(a: int, b: int) -> bool:
     return a >> search_index.ENTRY_BITS == b >> search_index.ENTRY_BITS
 
@@ -721,6 +724,7 @@ def _same_file(a: int, b: int) -> bool:
 def _own(row: _Row, context: _Context) -> float:
     slot = row.rowid >> search_index.ENTRY_BITS
     date_weight = context.date_weight if slot in context.date_slots else 0
+    heading = _find_words(text_rules.fold(row.heading)) if row.heading else ()
     return ranking.score(
         row.words or [],
         context.forms,
@@ -728,6 +732,7 @@ def _own(row: _Row, context: _Context) -> float:
         context.pairs,
         context.average,
         date_weight,
+        heading,
     ).own
 
 
@@ -797,7 +802,15 @@ def _ranked(db, rows: list[_Row], days: list[_Row], context: _Context) -> list[_
     for row in head:
         before = (row.table, row.rowid + 1)
         share = own_of(before) if before in known and _same_file(row.rowid + 1, row.rowid) else 0
-        row.score = ranking.with_neighbour(own_of((row.table, row.rowid)), share)
+        row.score = ranking.with_neighbour(
+            own_of((row.table, row.rowid)), share, holds_a_word=bool(row.matched)
+        )
+    # A hit holds a query word, or stands in a note of a day the query names.
+    head = [
+        row
+        for row in head
+        if row.matched or row.rowid >> search_index.ENTRY_BITS in context.date_slots
+    ]
     ranked = sorted(head, key=lambda row: (ranking.shown(row.score), row.rowid), reverse=True)
     for row in rows[ranking.POOL :]:
         key = (row.table, row.rowid)

@@ -779,9 +779,7 @@ def _refresh_one(index: Index, rel: str) -> None:
         if row is not None:
             _remove(index, row)
         slot = _allocate_slot(index, new_rank, rel)
-    entries = entries_of(original, is_fact=scope_dir == USER_SCOPE_DIR, path=rel)[
-            : ENTRY_MASK + 1
-        ]
+    entries = entries_of(original, is_fact=scope_dir == USER_SCOPE_DIR, path=rel)[: ENTRY_MASK + 1]
     _insert_entries(index, scope_id, table, slot, 0, entries)
     _insert_file(db, rel, scope_id, slot, scope_dir, key, original, len(entries), now_ns)
 

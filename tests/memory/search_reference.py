@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -32,6 +32,7 @@ class Entry:
     text: str
     rank: tuple[int, str]  # (ns, path): newer first
     day: dt.date | None = None  # a dated note's day
+    heading: list[str] = field(default_factory=list)  # folded words of its heading or title
     before: Entry | None = None  # the entry before it in its file
     after: Entry | None = None
 
@@ -86,13 +87,15 @@ def file_entries(shown: str, original: str, mtime_ns: int) -> list[Entry]:
     shown_lines = original.split("\n")
     folded = text.fold(searched).split("\n")
     rank = _rank(shown, mtime_ns)
+    title = text.page_title(original)
     entries: list[Entry] = []
-    for first, last, _heading in text.blocks(lines):
+    for first, last, heading in text.blocks(lines):
         words: list[str] = []
         for index in range(first, last + 1):
             words += _words(folded[index])
         body = " ".join(line.strip() for line in shown_lines[first : last + 1] if line.strip())
         entry = Entry(shown, first + 1, last + 1, words, body, rank, _day(shown))
+        entry.heading = _words(text.fold(lines[heading].strip() if heading >= 0 else title))
         if entries:
             entry.before, entries[-1].after = entries[-1], entry
         entries.append(entry)
@@ -228,11 +231,19 @@ def reference_search(query: str, entries: list[Entry], *, limit: int = 12) -> li
     for entry in list(head):
         if entry.after is not None and all(entry.after is not other for other in head):
             head.append(entry.after)
+    # A hit holds a query word, or stands in a note of a day the query names.
+    head = [e for e in head if held(e) or any(e is other for other in dated)]
 
     def own(entry: Entry) -> float:
         in_days = any(entry is other for other in dated)
         return ranking.score(
-            entry.words, forms, weights, pairs, average, date_weight if in_days else 0
+            entry.words,
+            forms,
+            weights,
+            pairs,
+            average,
+            date_weight if in_days else 0,
+            entry.heading,
         ).own
 
     scores = [

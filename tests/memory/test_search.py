@@ -106,7 +106,7 @@ def test_it_matches_doc_as_a_word_but_docs_anywhere(master, workspace):
         "- đọc sách\n- the doc is ready\n- read the docs\n- fix the docstring\n- a_doc_file\n",
     )
 
-    assert found("doc", master) == [
+    assert sorted(found("doc", master)) == [
         "[memory/2026-01-05.md:1] (2026-01-05 Mon) - đọc sách",
         "[memory/2026-01-05.md:2] (2026-01-05 Mon) - the doc is ready",
         # `_` is not a letter: doc stands alone
@@ -126,30 +126,36 @@ def test_it_refuses_a_query_without_letters_or_digits(master, workspace):
 # --- entries and the all-words rule ------------------------------------------------------
 
 
-def test_it_keeps_only_entries_with_every_word_when_there_are_some(master, workspace):
+def test_entries_with_every_word_come_first_and_the_others_after(master, workspace):
     put(
         workspace,
         "memory/2026-01-05.md",
-        "- sách hay tuần này\n- một cuốn sách\n- phim hay\n- sách hay khác\n",
+        "- sách hay tuần này\n- cuốn sách mới\n- phim hay quá\n- sách hay khác nữa\n",
     )
 
+    # An entry missing a word is ranked lower, never dropped (SPEC §6.1).
     assert found("sach hay", master) == [
         "[memory/2026-01-05.md:1] (2026-01-05 Mon) - sách hay tuần này",
-        "[memory/2026-01-05.md:4] (2026-01-05 Mon) - sách hay khác",
+        "[memory/2026-01-05.md:4] (2026-01-05 Mon) - sách hay khác nữa",
+        "[memory/2026-01-05.md:2] (2026-01-05 Mon) - cuốn sách mới",
+        "[memory/2026-01-05.md:3] (2026-01-05 Mon) - phim hay quá",
     ]
 
 
-def test_it_falls_back_to_partial_matches_best_first_when_none_has_every_word(master, workspace):
+def test_partial_matches_rank_by_rarity_and_length_when_none_has_every_word(master, workspace):
     put(workspace, "memory/2026-01-05.md", "- eco only\n- retreat and deadline\n", mtime=OLD)
     put(workspace, "memory/2026-01-06.md", "- deadline alone\n", mtime=OLD + 86400)
 
     hits = search.search("eco retreat deadline", agent=master)
 
-    # eco and retreat stand in one entry each, deadline in two: rarer words weigh more.
+    # eco and retreat stand in one entry each (idf ln(1 + 2.5/1.5) = 0.981), deadline in
+    # two (ln(1 + 1.5/2.5) = 0.470): rarer words weigh more. BM25 (k1 1.2, b 0.5) sets
+    # each against the entry's length, 3 and 2 words where the mean is 7/3:
+    # 1.451 × 2.2 / (1 + 1.2 × (0.5 + 0.5 × 9/7)), 0.981 × 2.2 / (1 + 1.2 × (0.5 + 0.5 × 6/7)).
     assert [(search.format_hit(hit), hit.score, hit.weight) for hit in hits] == [
-        ("[memory/2026-01-05.md:2] (2026-01-05 Mon) - retreat and deadline", 2, 1.451),
-        ("[memory/2026-01-05.md:1] (2026-01-05 Mon) - eco only", 1, 0.981),
-        ("[memory/2026-01-06.md:1] (2026-01-06 Tue) - deadline alone", 1, 0.47),
+        ("[memory/2026-01-05.md:2] (2026-01-05 Mon) - retreat and deadline", 2, 1.346),
+        ("[memory/2026-01-05.md:1] (2026-01-05 Mon) - eco only", 1, 1.021),
+        ("[memory/2026-01-06.md:1] (2026-01-06 Tue) - deadline alone", 1, 0.489),
     ]
     assert hits[0].matched == ["retreat", "deadline"]
 
@@ -204,8 +210,10 @@ def test_it_does_not_search_the_wiki_machine_block(master, workspace):
     )
     put(workspace, "memory/wiki/entities/eco-retreat.md", page)
 
+    # The page's title is the heading of what stands under no heading (SPEC §6.1).
     assert found("zanzibar", master) == [
-        "[memory/wiki/entities/eco-retreat.md:12] Zanzibar is written here by a person."
+        "[memory/wiki/entities/eco-retreat.md:12] (Eco retreat) Zanzibar is written here by a "
+        "person."
     ]
     assert [hit.line for hit in search.search("friday", agent=master)] == [6]
 
@@ -226,8 +234,10 @@ def test_a_fact_is_one_entry_matched_on_description_and_body_together(master, wo
 
     hits = search.search("mon pho", agent=master)
 
+    # The fact holds both words, the note only one: it comes first, the note after.
     assert [search.format_hit(hit) for hit in hits] == [
-        "[users/owner/facts/favourite-dish.md] Món ăn yêu thích — Phở bò tái, không hành."
+        "[users/owner/facts/favourite-dish.md] Món ăn yêu thích — Phở bò tái, không hành.",
+        "[memory/2026-01-05.md:1] (2026-01-05 Mon) - phở với bạn",
     ]
     assert (hits[0].scope, hits[0].agent, hits[0].line, hits[0].score) == ("user", None, None, 2)
 
@@ -267,15 +277,16 @@ def test_it_ranks_a_dated_note_by_its_day_then_path_descending_then_line_order(m
     # mtimes in the opposite order (a clone or a bulk import sets them all anew): the
     # day in the name decides, then the path (a suffixed note of the same day after the
     # plain one), then the line.
+    # Lines of one length, so they score the same and only the ties decide.
     put(workspace, "memory/2026-01-01.md", "- tennis old\n", mtime=OLD + 900)
-    put(workspace, "memory/2026-01-02.md", "- tennis new a\n- tennis new b\n", mtime=OLD)
+    put(workspace, "memory/2026-01-02.md", "- tennis a\n- tennis b\n", mtime=OLD)
     put(workspace, "memory/2026-01-02-1030.md", "- tennis session\n", mtime=OLD)
-    put(workspace, "memory/2026-01-03.md", "- tennis same time\n", mtime=OLD + 100)
+    put(workspace, "memory/2026-01-03.md", "- tennis same\n", mtime=OLD + 100)
 
     assert found("tennis", master) == [
-        "[memory/2026-01-03.md:1] (2026-01-03 Sat) - tennis same time",
-        "[memory/2026-01-02.md:1] (2026-01-02 Fri) - tennis new a",
-        "[memory/2026-01-02.md:2] (2026-01-02 Fri) - tennis new b",
+        "[memory/2026-01-03.md:1] (2026-01-03 Sat) - tennis same",
+        "[memory/2026-01-02.md:1] (2026-01-02 Fri) - tennis a",
+        "[memory/2026-01-02.md:2] (2026-01-02 Fri) - tennis b",
         "[memory/2026-01-02-1030.md:1] (2026-01-02 Fri) - tennis session",
         "[memory/2026-01-01.md:1] (2026-01-01 Thu) - tennis old",
     ]
@@ -283,8 +294,8 @@ def test_it_ranks_a_dated_note_by_its_day_then_path_descending_then_line_order(m
 
 def test_other_files_rank_by_mtime_among_the_notes(master, workspace):
     day = 1_767_225_600  # 2026-01-01 00:00 UTC
-    put(workspace, "memory/2026-01-01.md", "- tennis in the note\n", mtime=day + 5)
-    put(workspace, "memory/racket.md", "- tennis kept by hand\n", mtime=day + 3600)
+    put(workspace, "memory/2026-01-01.md", "- tennis in note\n", mtime=day + 5)
+    put(workspace, "memory/racket.md", "- tennis by hand\n", mtime=day + 3600)
     put(workspace, "memory/old.md", "- tennis long ago\n", mtime=OLD)
     put(workspace, "memory/a-same.md", "- tennis same a\n", mtime=OLD + 10)
     put(workspace, "memory/b-same.md", "- tennis same b\n", mtime=OLD + 10)
@@ -435,10 +446,10 @@ def test_a_same_size_edit_with_the_same_mtime_shows_in_the_next_query(master, wo
 
 
 def test_a_hand_edit_elsewhere_is_found_within_the_reconcile_bound(master, workspace, settings):
-    put(workspace, "memory/2020-01-01.md", "- quince\n", mtime=OLD)
+    put(workspace, "memory/2020-01-01.md", "- quince jam\n", mtime=OLD)
     put(workspace, "memory/2020-01-02.md", "- nothing yet\n", mtime=OLD)
     settings.MEMORY_SEARCH_RECONCILE_SECONDS = 0.5
-    assert found("quince", master) == ["[memory/2020-01-01.md:1] (2020-01-01 Wed) - quince"]
+    assert found("quince", master) == ["[memory/2020-01-01.md:1] (2020-01-01 Wed) - quince jam"]
 
     # By hand, in a file that held no hit: not known until the next reconcile …
     put(workspace, "memory/2020-01-02.md", "- quince paste\n", mtime=OLD)
@@ -446,12 +457,12 @@ def test_a_hand_edit_elsewhere_is_found_within_the_reconcile_bound(master, works
     # … which the next query runs, once the last one is older than the bound.
     assert found("quince", master) == [
         "[memory/2020-01-02.md:1] (2020-01-02 Thu) - quince paste",
-        "[memory/2020-01-01.md:1] (2020-01-01 Wed) - quince",
+        "[memory/2020-01-01.md:1] (2020-01-01 Wed) - quince jam",
     ]
 
 
 def test_an_app_write_is_in_the_very_next_query_whatever_the_bound(master, workspace, settings):
-    put(workspace, "memory/2020-01-01.md", "- medlar\n", mtime=OLD)
+    put(workspace, "memory/2020-01-01.md", "- medlar pie\n", mtime=OLD)
     settings.MEMORY_SEARCH_RECONCILE_SECONDS = 3600
     assert len(found("medlar", master)) == 1
 
@@ -461,7 +472,7 @@ def test_an_app_write_is_in_the_very_next_query_whatever_the_bound(master, works
     assert found("medlar", master) == [
         "[memory/notes.md:1] - medlar tree",
         "[memory/2020-01-02.md:3] (2020-01-02 Thu) - medlar jelly",
-        "[memory/2020-01-01.md:1] (2020-01-01 Wed) - medlar",
+        "[memory/2020-01-01.md:1] (2020-01-01 Wed) - medlar pie",
     ]
     files.delete("memory/notes.md")
     assert len(found("medlar", master)) == 2

@@ -67,12 +67,19 @@ def test_it_matches_long_words_anywhere(owner_client, master, workspace):
     ]
 
 
-def test_it_drops_partial_matches_when_an_entry_has_every_word(owner_client, master, workspace):
+def test_entries_with_every_word_come_first_and_partial_ones_after(
+    owner_client, master, workspace
+):
     write_by_hand(
         workspace / "memory/2026-01-01.md", "- alpha only\n- alpha and bravo\n- bravo only\n"
     )
+    # Missing a word ranks an entry lower; it is never dropped while there is room. The
+    # line after the full match scores 0.9 of it (it follows it: a neighbour), so it
+    # comes before the line above it.
     assert _search(owner_client, "alpha bravo") == [
-        "[memory/2026-01-01.md:2] (2026-01-01 Thu) - alpha and bravo"
+        "[memory/2026-01-01.md:2] (2026-01-01 Thu) - alpha and bravo",
+        "[memory/2026-01-01.md:3] (2026-01-01 Thu) - bravo only",
+        "[memory/2026-01-01.md:1] (2026-01-01 Thu) - alpha only",
     ]
 
 
@@ -93,18 +100,19 @@ def test_it_ranks_newer_files_first_then_path_descending_then_line_order(
     owner_client, master, workspace
 ):
     # A dated note is as new as its day, whatever its mtime; other files by mtime.
+    # Lines of one length score the same: only the ties decide.
     write_by_hand(workspace / "memory/2026-01-01.md", "- zeta old\n", mtime=1_800_000_000)
     write_by_hand(
-        workspace / "memory/2026-01-02.md", "- zeta new one\n- zeta new two\n", mtime=1_700_100_000
+        workspace / "memory/2026-01-02.md", "- zeta one\n- zeta two\n", mtime=1_700_100_000
     )
-    write_by_hand(workspace / "memory/a-same.md", "- zeta same a\n", mtime=1_690_000_000)
-    write_by_hand(workspace / "memory/b-same.md", "- zeta same b\n", mtime=1_690_000_000)
+    write_by_hand(workspace / "memory/a-same.md", "- zeta a\n", mtime=1_690_000_000)
+    write_by_hand(workspace / "memory/b-same.md", "- zeta b\n", mtime=1_690_000_000)
     assert _search(owner_client, "zeta") == [
-        "[memory/2026-01-02.md:1] (2026-01-02 Fri) - zeta new one",
-        "[memory/2026-01-02.md:2] (2026-01-02 Fri) - zeta new two",
+        "[memory/2026-01-02.md:1] (2026-01-02 Fri) - zeta one",
+        "[memory/2026-01-02.md:2] (2026-01-02 Fri) - zeta two",
         "[memory/2026-01-01.md:1] (2026-01-01 Thu) - zeta old",
-        "[memory/b-same.md:1] - zeta same b",
-        "[memory/a-same.md:1] - zeta same a",
+        "[memory/b-same.md:1] - zeta b",
+        "[memory/a-same.md:1] - zeta a",
     ]
 
 
@@ -293,8 +301,10 @@ def test_each_result_carries_scope_agent_path_lines_text_score_date_and_weight(
 ):
     items = owner_client.get(URL, {"q": "melon", "limit": 3}).json()["results"]
 
-    # melon stands in all 8 entries of the workspace: it weighs next to nothing.
-    same = {"score": 1, "heading": None, "weight": 0.057, "matched": ["melon"]}
+    # melon stands in all 8 entries of the workspace: its idf is ln(1 + 0.5/8.5) = 0.057.
+    # A line holds it once in 2 words, a fact twice in 7 (name, description and body), the
+    # mean entry being 26/8 words: BM25 (k1 1.2, b 0.5) makes both 0.064.
+    same = {"score": 1, "heading": None, "weight": 0.064, "matched": ["melon"]}
     assert items == [
         {
             "scope": "agent:master",
@@ -350,9 +360,9 @@ def test_explain_says_how_each_word_counted(owner_client, memories, workspace):
 def test_entries_with_every_word_come_first_across_scopes(owner_client, memories, workspace):
     put(workspace, "agents/helper/memory/2026-01-01.md", "- melon seeds\n", mtime=OLD)
 
-    assert results(owner_client.get(URL, {"q": "melon seeds"})) == [
-        ("agent:helper", "- melon seeds", 1)
-    ]
+    found = results(owner_client.get(URL, {"q": "melon seeds"}))
+    assert found[0] == ("agent:helper", "- melon seeds", 1)
+    assert len(found) == 9  # and every entry holding one of the words after it
 
 
 def test_with_agent_id_it_searches_that_agent_and_the_user_scope(owner_client, memories):
@@ -481,11 +491,11 @@ def test_it_matches_short_words_whole_after_folding(
 
 
 # --- test_search_scopes.py --------------------
-# SPEC §6.1/§6.2: all-words-first holds across notes and facts together; the REST search
+# SPEC §6.1/§6.2: entries with every word first, across notes and facts together; the REST search
 # interleaves every agent's and the user scope's results by rank.
 
 
-def test_it_drops_partial_lines_when_a_fact_has_every_word(owner_client, master, workspace):
+def test_a_fact_with_every_word_comes_before_a_line_with_one(owner_client, master, workspace):
     write_by_hand(workspace / "memory/2026-01-01.md", "coffee only here\n")
     owner_client.put(
         "/api/memory/user/facts/coffee",
@@ -498,7 +508,10 @@ def test_it_drops_partial_lines_when_a_fact_has_every_word(owner_client, master,
         format="json",
     )
     hits = [line for line in response.json()["result"].splitlines() if line.startswith("[")]
-    assert hits == ["[users/owner/facts/coffee.md] black coffee — no sugar"]
+    assert hits == [
+        "[users/owner/facts/coffee.md] black coffee — no sugar",
+        "[memory/2026-01-01.md:1] (2026-01-01 Thu) coffee only here",
+    ]
 
 
 def test_it_puts_the_best_entry_of_each_scope_before_any_second_entry(

@@ -212,6 +212,7 @@ class _Row:
     matched: tuple[int, ...]  # indexes into the query's words
     pool: int = 0  # which pool of the search it was found for
     words: list[str] | None = None  # its folded words in order, once fetched
+    context: list[str] = field(default_factory=list)  # its heading's folded words
     score: float = 0.0  # its score (memory.ranking), once scored
 
 
@@ -231,19 +232,15 @@ def _full(db, tables, words: list[_Word], limit: int, within=None) -> list[_Row]
     if not words or any(not word.tokens for word in words):
         return []
     expr = " AND ".join(word.expr for word in words)
-    total = sum(word.weight for word in words)
-    everything = tuple(range(len(words)))
     extra, bounds = _within(within)
     rows: list[_Row] = []
     for table in tables:
-        for rowid, text, first, last, heading in db.execute(
-            f"SELECT rowid, words, first, last, heading FROM {table} WHERE {table} MATCH ?"
+        for rowid, *columns in db.execute(
+            f"SELECT rowid, {search_index.COLUMNS} FROM {table} WHERE {table} MATCH ?"
             f"{extra} ORDER BY rowid DESC LIMIT ?",
             (expr, *bounds, limit),
         ):
-            row = _Row(rowid, table, first, last, heading, total, everything)
-            row.words = text.split()
-            rows.append(row)
+            rows.append(_row(table, rowid, columns, words))
     rows.sort(key=lambda row: row.rowid, reverse=True)
     return rows[:limit]
 
@@ -313,7 +310,7 @@ def _partial(db, tables, words: list[_Word], limit: int, within=None) -> list[_R
         _add_read(db, table, batch, words, found, weights, limit)
     if common:
         _walk_subsets(db, tables, words, fetched, common, found, limit, within)
-    return _complete(db, _best(found, limit), words)
+    return _best(found, limit)  # rows weighed by SQLite alone are read in phase two
 
 
 def _add_read(db, table, rowids, words, found, weights, limit) -> None:
@@ -339,29 +336,13 @@ def _walk_subsets(db, tables, words, fetched, rest_words, found, limit, within) 
         expr = "(" + " AND ".join(words[i].expr for i in subset) + ")"
         if excluded:
             expr += " NOT (" + " OR ".join(words[i].expr for i in excluded) + ")"
-        matched = tuple(sorted(subset))
         for table in tables:
-            for rowid, text, first, last, heading in db.execute(
-                f"SELECT rowid, words, first, last, heading FROM {table} WHERE {table} MATCH ?"
+            for rowid, *columns in db.execute(
+                f"SELECT rowid, {search_index.COLUMNS} FROM {table} WHERE {table} MATCH ?"
                 f"{extra} ORDER BY rowid DESC LIMIT ?",
                 (expr, *bounds, limit),
             ):
-                row = _Row(rowid, table, first, last, heading, total, matched)
-                row.words = text.split()
-                found[(table, rowid)] = row
-
-
-def _complete(db, rows: list[_Row], words: list[_Word]) -> list[_Row]:
-    """The rows with their words, lines and heading read (those weighed by SQLite only)."""
-    done = []
-    for row in rows:
-        if row.words is None:
-            fetched = _fetch(db, row.table, row.rowid, words)
-            if fetched is None:
-                continue
-            row = fetched
-        done.append(row)
-    return done
+                found[(table, rowid)] = _row(table, rowid, columns, words)
 
 
 def _by_rarity(db, tables, words: list[_Word], limit: int, within=None) -> list[_Row]:
@@ -378,14 +359,12 @@ def _newest(db, tables, limit: int, within: tuple[int, int]) -> list[_Row]:
     """The newest `limit` entries of a range of rows, whatever words they hold."""
     rows = []
     for table in tables:
-        for rowid, text, first, last, heading in db.execute(
-            f"SELECT rowid, words, first, last, heading FROM {table} "
+        for rowid, *columns in db.execute(
+            f"SELECT rowid, {search_index.COLUMNS} FROM {table} "
             "WHERE rowid BETWEEN ? AND ? ORDER BY rowid DESC LIMIT ?",
             (*within, limit),
         ):
-            row = _Row(rowid, table, first, last, heading, 0, ())
-            row.words = text.split()
-            rows.append(row)
+            rows.append(_row(table, rowid, columns, []))
     rows.sort(key=lambda row: row.rowid, reverse=True)
     return rows[:limit]
 
@@ -488,6 +467,7 @@ def _hits(
             block = lines[row.first : row.last + 1]
             shown = " ".join(line.strip() for line in block if line.strip())
             tokens = set(search_index._find_words(text_rules.fold("\n".join(block))))
+            tokens.update(row.context)
             first, last = row.first + 1, row.last + 1
             heading = row.heading or None
         # What the index said this entry holds, said again by the file as it is now.
@@ -700,21 +680,15 @@ def _of_days(db, pool: _Pool, ranges, words: list[_Word]) -> list[_Row]:
     return best
 
 
-def _fetch(db, table: str, rowid: int, words: list[_Word]) -> _Row | None:
-    found = db.execute(
-        f"SELECT words, first, last, heading FROM {table} WHERE rowid = ?", (rowid,)
-    ).fetchone()
-    if found is None:
-        return None
-    text, first, last, heading = found
-    entry_words = text.split()
-    total, matched = _score(words, set(entry_words))
+def _row(table: str, rowid: int, columns, words: list[_Word]) -> _Row:
+    """A row read from the index (search_index.COLUMNS), with the query words it holds
+    (in its words or its heading's) and what they weigh."""
+    text, context, first, last, heading = columns
+    entry_words, heading_words = text.split(), context.split()
+    total, matched = _score(words, {*entry_words, *heading_words})
     row = _Row(rowid, table, first, last, heading, total, matched)
-    row.words = entry_words
+    row.words, row.context = entry_words, heading_words
     return row
-
-
-_find_words = text_rules._WORD_RE.findall
 
 
 def _same_file(a: int, b: int) -> bool:
@@ -724,7 +698,6 @@ def _same_file(a: int, b: int) -> bool:
 def _own(row: _Row, context: _Context) -> float:
     slot = row.rowid >> search_index.ENTRY_BITS
     date_weight = context.date_weight if slot in context.date_slots else 0
-    heading = _find_words(text_rules.fold(row.heading)) if row.heading else ()
     return ranking.score(
         row.words or [],
         context.forms,
@@ -732,7 +705,7 @@ def _own(row: _Row, context: _Context) -> float:
         context.pairs,
         context.average,
         date_weight,
-        heading,
+        row.context,
     ).own
 
 
@@ -753,18 +726,13 @@ def _load(db, keys: Iterable[tuple[str, int]], words: list[_Word]) -> dict[tuple
         for start in range(0, len(runs), 200):
             chunk = runs[start : start + 200]
             select = (
-                f"SELECT rowid, words, first, last, heading FROM {table} "
-                "WHERE rowid BETWEEN ? AND ?"
+                f"SELECT rowid, {search_index.COLUMNS} FROM {table} WHERE rowid BETWEEN ? AND ?"
             )
-            for rowid, text, first, last, heading in db.execute(
+            for rowid, *columns in db.execute(
                 " UNION ALL ".join([select] * len(chunk)),
                 [bound for run in chunk for bound in run],
             ):
-                entry_words = text.split()
-                total, matched = _score(words, set(entry_words))
-                row = _Row(rowid, table, first, last, heading, total, matched)
-                row.words = entry_words
-                found[(table, rowid)] = row
+                found[(table, rowid)] = _row(table, rowid, columns, words)
     return found
 
 

@@ -41,11 +41,12 @@ import datetime as dt
 import hashlib
 import logging
 import os
+import re
 import sqlite3
 import threading
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -58,7 +59,8 @@ from memory.errors import PathRefused
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "3"  # 3: an entry's words in order with repeats; words per scope
+# 3: an entry's words in order with repeats and its heading's words; the words per scope
+SCHEMA_VERSION = "3"
 ENTRY_BITS = 22
 ENTRY_MASK = (1 << ENTRY_BITS) - 1  # at most ~4 million entries in one file
 SLOT_GAP = 1 << 16  # room left between neighbouring files when slots are laid out
@@ -176,11 +178,12 @@ class Entry:
     heading: str  # the heading line it sits under, "" when none
     words: list[str]  # its folded words, in order, with repeats
     text: str = ""  # what a hit shows (filled only when asked)
+    context: list[str] = field(default_factory=list)  # the folded words of its heading
 
     @property
     def tokens(self) -> list[str]:
-        """Its distinct folded words, in order."""
-        return _distinct(self.words)
+        """Its distinct folded words, its heading's too, in order."""
+        return _distinct(self.words + self.context)
 
 
 _find_words = text_rules._WORD_RE.findall
@@ -188,6 +191,29 @@ _find_words = text_rules._WORD_RE.findall
 
 def _distinct(words: list[str]) -> list[str]:
     return list(dict.fromkeys(words))
+
+
+_DATE_HEADING = re.compile(r"#{1,6}\s+[0-9]{4}-[0-9]{2}-[0-9]{2}\s*")
+
+
+def heading_words(heading: str) -> list[str]:
+    """The folded words of the heading (or page title) an entry sits under, which search
+    reads with the entry (SPEC §6.1); none for a note's date heading (`# 2026-01-05`: the
+    note's date says it)."""
+    if not heading or _DATE_HEADING.fullmatch(heading):
+        return []
+    return _find_words(text_rules.fold(heading))
+
+
+def _create_entries(db: sqlite3.Connection, scope_id: int) -> None:
+    """The FTS5 table of a scope's entries: its words and its heading's are searched."""
+    db.execute(
+        f"CREATE VIRTUAL TABLE e{scope_id} USING fts5(words, context, first UNINDEXED, "
+        "last UNINDEXED, heading UNINDEXED, tokenize='ascii', detail=none)"
+    )
+
+
+COLUMNS = "words, context, first, last, heading"
 
 
 def fact_words_of(rel: str) -> str:
@@ -235,7 +261,8 @@ def entries_of(
             tokens = _find_words(folded[first])
         else:
             tokens = _find_words(" ".join(folded[first : last + 1]))
-        entry = Entry(first, last, lines[heading].strip() if heading >= 0 else title, tokens)
+        shown = lines[heading].strip() if heading >= 0 else title
+        entry = Entry(first, last, shown, tokens, context=heading_words(shown))
         if with_text:
             entry.text = " ".join(
                 line.strip() for line in original.split("\n")[first : last + 1] if line.strip()
@@ -283,10 +310,7 @@ class Index:
                 return None
             cursor = self.db.execute("INSERT INTO scopes(dir, entries) VALUES (?, 0)", (scope_dir,))
             scope_id = cursor.lastrowid
-            self.db.execute(
-                f"CREATE VIRTUAL TABLE e{scope_id} USING fts5(words, first UNINDEXED, "
-                "last UNINDEXED, heading UNINDEXED, tokenize='ascii', detail=none)"
-            )
+            _create_entries(self.db, scope_id)
         else:
             scope_id = row[0]
         known = (scope_id, f"e{scope_id}")
@@ -476,10 +500,7 @@ def _build_locked(path: Path, started: float) -> BuildReport:
         if scope_dir not in scopes:
             cursor = db.execute("INSERT INTO scopes(dir, entries) VALUES (?, 0)", (scope_dir,))
             scopes[scope_dir] = cursor.lastrowid
-            db.execute(
-                f"CREATE VIRTUAL TABLE e{cursor.lastrowid} USING fts5(words, first UNINDEXED, "
-                "last UNINDEXED, heading UNINDEXED, tokenize='ascii', detail=none)"
-            )
+            _create_entries(db, cursor.lastrowid)
         scope_id = scopes[scope_dir]
         entries = entries_of(original, is_fact=scope_dir == USER_SCOPE_DIR, path=rel)[
             : ENTRY_MASK + 1
@@ -492,6 +513,7 @@ def _build_locked(path: Path, started: float) -> BuildReport:
                 (
                     base | (ENTRY_MASK - ordinal),
                     " ".join(entry.words),
+                    " ".join(entry.context),
                     entry.first,
                     entry.last,
                     entry.heading,
@@ -504,7 +526,7 @@ def _build_locked(path: Path, started: float) -> BuildReport:
                     token_id = token_ids[token] = len(token_ids) + 1
                 df[(scope_id, token_id)] += 1
         db.executemany(
-            f"INSERT INTO e{scope_id}(rowid, words, first, last, heading) VALUES (?, ?, ?, ?, ?)",
+            f"INSERT INTO e{scope_id}(rowid, {COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
             rows,
         )
         scope_entries[scope_id] += len(rows)
@@ -787,9 +809,16 @@ def _refresh_one(index: Index, rel: str) -> None:
 def _insert_entries(index, scope_id, table, slot, first_ordinal, entries) -> None:
     base = slot << ENTRY_BITS
     index.db.executemany(
-        f"INSERT INTO {table}(rowid, words, first, last, heading) VALUES (?, ?, ?, ?, ?)",
+        f"INSERT INTO {table}(rowid, {COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
         (
-            (base | (ENTRY_MASK - ordinal), " ".join(e.words), e.first, e.last, e.heading)
+            (
+                base | (ENTRY_MASK - ordinal),
+                " ".join(e.words),
+                " ".join(e.context),
+                e.first,
+                e.last,
+                e.heading,
+            )
             for ordinal, e in enumerate(entries, start=first_ordinal)
         ),
     )
@@ -823,9 +852,9 @@ def _refresh_grown(index, row, rel, scope_dir, table, original, key, now_ns) -> 
         return False
     ordinal = ENTRY_MASK - (last[0] & ENTRY_MASK)
     dropped = [
-        words.split()
-        for (words,) in db.execute(
-            f"SELECT words FROM {table} WHERE rowid BETWEEN ? AND ?", (low, last[0])
+        (words.split(), context.split())
+        for words, context in db.execute(
+            f"SELECT words, context FROM {table} WHERE rowid BETWEEN ? AND ?", (low, last[0])
         )
     ]
     db.execute(f"DELETE FROM {table} WHERE rowid BETWEEN ? AND ?", (low, last[0]))
@@ -859,21 +888,21 @@ def _drop_entries(index: Index, row) -> None:
     table = _table_of(index, scope_id)
     low, high = slot << ENTRY_BITS, (slot << ENTRY_BITS) | ENTRY_MASK
     old = [
-        words.split()
-        for (words,) in index.db.execute(
-            f"SELECT words FROM {table} WHERE rowid BETWEEN ? AND ?", (low, high)
+        (words.split(), context.split())
+        for words, context in index.db.execute(
+            f"SELECT words, context FROM {table} WHERE rowid BETWEEN ? AND ?", (low, high)
         )
     ]
     index.db.execute(f"DELETE FROM {table} WHERE rowid BETWEEN ? AND ?", (low, high))
     _uncount(index, scope_id, old)
 
 
-def _uncount(index: Index, scope_id: int, removed: list[list[str]]) -> None:
-    """Take removed entries (their words, with repeats) out of the scope's counts."""
-    _count_tokens(index, scope_id, (_distinct(words) for words in removed), -1)
+def _uncount(index: Index, scope_id: int, removed: list[tuple[list[str], list[str]]]) -> None:
+    """Take removed entries (their words, with repeats, and context) out of the counts."""
+    _count_tokens(index, scope_id, (_distinct(words + context) for words, context in removed), -1)
     index.db.execute(
         "UPDATE scopes SET entries = entries - ?, words = words - ? WHERE id = ?",
-        (len(removed), sum(len(words) for words in removed), scope_id),
+        (len(removed), sum(len(words) for words, _context in removed), scope_id),
     )
 
 
@@ -1001,11 +1030,11 @@ def _move(index: Index, scope_id: int, old_slot: int, new_slot: int) -> None:
     low, high = old_slot << ENTRY_BITS, (old_slot << ENTRY_BITS) | ENTRY_MASK
     delta = (new_slot - old_slot) << ENTRY_BITS
     rows = index.db.execute(
-        f"SELECT rowid, words, first, last, heading FROM {table} WHERE rowid BETWEEN ? AND ?",
+        f"SELECT rowid, {COLUMNS} FROM {table} WHERE rowid BETWEEN ? AND ?",
         (low, high),
     ).fetchall()
     index.db.execute(f"DELETE FROM {table} WHERE rowid BETWEEN ? AND ?", (low, high))
     index.db.executemany(
-        f"INSERT INTO {table}(rowid, words, first, last, heading) VALUES (?, ?, ?, ?, ?)",
+        f"INSERT INTO {table}(rowid, {COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
         ((rowid + delta, *rest) for rowid, *rest in rows),
     )

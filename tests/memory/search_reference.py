@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -38,7 +39,8 @@ class Entry:
 
     @property
     def tokens(self) -> set[str]:
-        return set(self.words)
+        """Its words and its heading's: what it holds."""
+        return set(self.words) | set(self.heading)
 
 
 def _day_start_ns(day: dt.date) -> int:
@@ -95,7 +97,9 @@ def file_entries(shown: str, original: str, mtime_ns: int) -> list[Entry]:
             words += _words(folded[index])
         body = " ".join(line.strip() for line in shown_lines[first : last + 1] if line.strip())
         entry = Entry(shown, first + 1, last + 1, words, body, rank, _day(shown))
-        entry.heading = _words(text.fold(lines[heading].strip() if heading >= 0 else title))
+        shown_heading = lines[heading].strip() if heading >= 0 else title
+        if not re.fullmatch(r"#+\s+\d{4}-\d{2}-\d{2}\s*", shown_heading):  # a note's date
+            entry.heading = _words(text.fold(shown_heading))
         if entries:
             entry.before, entries[-1].after = entries[-1], entry
         entries.append(entry)
@@ -199,7 +203,7 @@ def reference_search(query: str, entries: list[Entry], *, limit: int = 12) -> li
     parsed = Query.parse(query)
     words = [word.text for word in parsed.words]
     total = len(entries)
-    vocabulary = {token for entry in entries for token in entry.words}
+    vocabulary = {token for entry in entries for token in entry.tokens}
     forms_of = [counted(word, vocabulary, entries) for word in words]
     weights = [
         weight(sum(1 for e in entries for t in e.tokens if t in forms), total) for forms in forms_of
@@ -247,7 +251,10 @@ def reference_search(query: str, entries: list[Entry], *, limit: int = 12) -> li
         ).own
 
     scores = [
-        ranking.with_neighbour(own(e), own(e.before) if e.before is not None else 0.0) for e in head
+        ranking.with_neighbour(
+            own(e), own(e.before) if e.before is not None else 0.0, holds_a_word=bool(held(e))
+        )
+        for e in head
     ]
     ordered = sorted(
         zip(head, scores, strict=True),

@@ -231,7 +231,8 @@ def entries_of(
 ) -> list[Entry]:
     """A file's entries (SPEC §6.1): a fact (`path` its workspace path) is one entry, its
     name, description and body together; any other file is its blocks (memory.text.blocks:
-    frontmatter is not searched), the wiki's machine block left out, and a page's
+    frontmatter is not searched; nor is a date heading, `# 2026-01-05`: the note's date
+    says it), the wiki's machine block left out, and a page's
     frontmatter `title` is the heading of what stands under no heading of its own. With
     `start_at` (the first line of an entry), only the entries from that line on."""
     if is_fact:
@@ -257,6 +258,8 @@ def entries_of(
     folded = [""] * start_at + text_rules.fold("\n".join(lines[start_at:])).split("\n")
     found = []
     for first, last, heading in text_rules.blocks(lines, start_at=start_at):
+        if first == last and _DATE_HEADING.fullmatch(lines[first].strip()):
+            continue  # a note's date heading says what the note's date says
         if first == last:
             tokens = _find_words(folded[first])
         else:

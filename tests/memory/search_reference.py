@@ -92,6 +92,8 @@ def file_entries(shown: str, original: str, mtime_ns: int) -> list[Entry]:
     title = text.page_title(original)
     entries: list[Entry] = []
     for first, last, heading in text.blocks(lines):
+        if first == last and re.fullmatch(r"#+\s+\d{4}-\d{2}-\d{2}\s*", lines[first].strip()):
+            continue  # a date heading is no entry
         words: list[str] = []
         for index in range(first, last + 1):
             words += _words(folded[index])

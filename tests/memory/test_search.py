@@ -4,6 +4,7 @@ that is never stale. Files are written by hand on purpose: search must see whate
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import threading
 import time
@@ -343,6 +344,133 @@ def test_an_edit_of_an_old_note_does_not_lift_it_but_an_edit_of_another_file_doe
         ("memory/2020-01-01.md", 1),
         ("memory/2020-01-01.md", 2),
     ]
+
+
+# --- weight and length, pairs, neighbours, dates (SPEC §6.1) -------------------------------
+
+
+def test_a_short_line_that_answers_outranks_a_long_entry_holding_more_common_words(
+    master, workspace
+):
+    for day in range(1, 11):  # the question's small words stand everywhere
+        put(workspace, f"memory/2026-01-{day:02d}.md", "- what did you do the day before? it\n")
+    filler = " ".join(f"w{i}" for i in range(200))
+    put(workspace, "memory/history.md", f"What did we do the day the vet came? {filler} it\n")
+    put(workspace, "memory/2026-01-20.md", "- 09:00 the vet came: Mochi got her rabies shot\n")
+
+    hits = search.search("what did the vet do the day it came", agent=master)
+
+    # The long paragraph holds every word; the short line holds the rare ones.
+    assert [hit.path for hit in hits[:2]] == ["memory/2026-01-20.md", "memory/history.md"]
+
+
+def test_a_word_counts_inside_longer_words_only_when_none_starts_with_it(master, workspace):
+    put(workspace, "MEMORY.md", "- Altmark flat: rent 900 a month, paid on the 1st\n")
+    put(
+        workspace,
+        "memory/2026-01-05.md",
+        "- Altmark current account: delinquency letter about the currency fee\n",
+    )
+    put(workspace, "memory/2026-01-06.md", "- scanned into mydocs today\n")
+
+    hits = search.search("Altmark rent delinquency", agent=master)
+
+    # `rent` stands whole in MEMORY.md: `current` and `currency` do not count for it.
+    assert {hit.path: hit.matched for hit in hits} == {
+        "MEMORY.md": ["altmark", "rent"],
+        "memory/2026-01-05.md": ["altmark", "delinquency"],
+    }
+    (rent,) = [word for word in search.explain("rent", agent=master).words]
+    assert (rent.forms, rent.entries) == (["rent"], 1)
+
+    # Where no entry holds a word at a word's start, it is still found inside one.
+    assert [hit.path for hit in search.search("docs", agent=master)] == ["memory/2026-01-06.md"]
+
+
+def test_frontmatter_is_not_searched_and_a_title_counts_through_its_page(master, workspace):
+    put(
+        workspace,
+        "memory/wiki/entities/dentist.md",
+        "---\ntitle: Dentist\nstatus: ok\n---\n\nDr Lan at 12 Le Loi, Tuesdays 9:00\n",
+    )
+    put(workspace, "memory/2026-01-05.md", "- 08:00 status of the car: ok\n")
+
+    assert [hit.path for hit in search.search("status ok", agent=master)] == [
+        "memory/2026-01-05.md"
+    ]
+    assert found("dentist", master) == [
+        "[memory/wiki/entities/dentist.md:6] (Dentist) Dr Lan at 12 Le Loi, Tuesdays 9:00"
+    ]
+
+
+def test_a_fact_is_found_by_its_name(master, workspace):
+    facts.save_fact(
+        "coffee-order",
+        description="How I take it",
+        type="preference",
+        body="Black, no sugar.",
+        written_by="owner",
+        source="chat",
+    )
+
+    assert found("coffee", master) == [
+        "[users/owner/facts/coffee-order.md] How I take it — Black, no sugar."
+    ]
+
+
+def test_words_side_by_side_in_the_query_and_the_entry_count_again(master, workspace):
+    put(
+        workspace,
+        "memory/2026-01-05.md",
+        "- ca sĩ hát quốc ca rất hay\n- quốc gia nào có nhiều ca sĩ hát\n",
+        mtime=OLD,
+    )
+
+    # Both lines hold every word; only the first has `quốc ca` side by side.
+    assert [hit.line for hit in search.search("ai hát quốc ca", agent=master)] == [1, 2]
+
+
+def test_the_answer_after_a_question_is_lifted_by_it(master, workspace):
+    put(
+        workspace,
+        "memory/2026-01-05.md",
+        "\n".join(
+            [
+                "- 10:00 Lan: Which bakery makes the sourdough you brought?",
+                "- 10:01 Minh: Hoa's, near the market",
+                "- 10:02 Lan: the market is closed on Monday",
+                "- 10:03 Minh: the bakery opens at six",
+            ]
+        )
+        + "\n",
+    )
+
+    hits = search.search("Minh sourdough bakery", agent=master)
+
+    # Line 2 holds only `minh`, but follows the question: it scores 0.9 of it.
+    assert [hit.line for hit in hits][:2] == [1, 2]
+    assert hits[1].weight == pytest.approx(0.9 * hits[0].weight, abs=0.002)
+    # A line holding no word of the query is never a hit, whatever stands above it.
+    assert 3 not in [hit.line for hit in hits]
+
+
+def test_the_dates_a_query_names_lift_the_notes_of_those_days(master, workspace, owner_today):
+    yesterday = owner_today - dt.timedelta(days=1)
+    put(workspace, "memory/2023-01-17.md", "- dinner with Lan at the noodle place\n")
+    put(workspace, "memory/2024-03-02.md", "- dinner with Lan at home\n")
+    put(workspace, f"memory/{yesterday}.md", "- lunch alone\n- dinner at the market\n")
+
+    assert search.search("dinner January 2023", agent=master)[0].path == "memory/2023-01-17.md"
+    assert search.search("dinner tháng 1 năm 2023", agent=master)[0].path == (
+        "memory/2023-01-17.md"
+    )
+    assert search.search("dinner in March", agent=master)[0].path == "memory/2024-03-02.md"
+    # A date alone finds that day's notes, even lines holding no other word of the query.
+    assert [hit.text for hit in search.search("hôm qua", agent=master)] == [
+        "- lunch alone",
+        "- dinner at the market",
+    ]
+    assert search.search("dinner yesterday", agent=master)[0].path == f"memory/{yesterday}.md"
 
 
 # --- limits ------------------------------------------------------------------------------

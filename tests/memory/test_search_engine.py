@@ -173,5 +173,5 @@ def test_a_rebuilt_index_answers_the_same(master, helper_agent, workspace):
     queries = _queries(r, 20)
     before = [_engine(q, master, 12) for q in queries]
     report = search_index.build()
-    assert report.files > 50 and report.entries > 500
+    assert report.files > 50 and report.entries > 400  # date headings are no entries
     assert [_engine(q, master, 12) for q in queries] == before

@@ -1,5 +1,5 @@
-"""SPEC §6: memory_search (folding, word rules, all-words-first, ranking, format) and the
-REST search across scopes."""
+"""SPEC §6: memory_search (folding, word rules, every word first, ranking by weight and
+length, dates, neighbours, format) and the REST search across scopes."""
 
 from __future__ import annotations
 
@@ -534,3 +534,48 @@ def test_it_puts_the_best_entry_of_each_scope_before_any_second_entry(
     scopes = [row["scope"] for row in results]
     assert sorted(scopes[:4]) == ["agent:helper", "agent:master", "agent:third", "user"]
     assert len(results) == 15
+
+
+# --- weight and length, word starts, frontmatter, dates (SPEC §6.1) ----------------------
+
+
+def test_rent_is_not_found_inside_current_when_an_entry_holds_it_whole(
+    owner_client, master, workspace
+):
+    write_by_hand(workspace / "MEMORY.md", "- Altmark flat: rent 900 a month\n")
+    write_by_hand(
+        workspace / "memory/2026-01-05.md", "- Altmark current account: delinquency letter\n"
+    )
+    response = owner_client.get(URL, {"q": "Altmark rent delinquency", "agent_id": "master"})
+    assert {item["path"]: item["matched"] for item in response.json()["results"]} == {
+        "MEMORY.md": ["altmark", "rent"],
+        "memory/2026-01-05.md": ["altmark", "delinquency"],  # not rent inside "current"
+    }
+
+
+def test_frontmatter_lines_are_not_hits(owner_client, master, workspace):
+    write_by_hand(
+        workspace / "memory/wiki/entities/dentist.md",
+        "---\ntitle: Dentist\nstatus: ok\n---\n\nDr Lan, Tuesdays 9:00\n",
+    )
+    assert _search(owner_client, "status ok") == []
+    assert _search(owner_client, "dentist tuesdays") == [
+        "[memory/wiki/entities/dentist.md:6] (Dentist) Dr Lan, Tuesdays 9:00"
+    ]
+
+
+def test_a_date_in_the_query_finds_the_notes_of_that_day(owner_client, master, workspace):
+    owner_client.post(
+        "/api/agents/master/tools/memory_save", data={"text": "gọi điện cho mẹ"}, format="json"
+    )
+    write_by_hand(workspace / "memory/2023-01-17.md", "- gọi điện cho anh Nam\n")
+    write_by_hand(workspace / "memory/2024-05-02.md", "- gọi điện cho chị Hà\n")
+
+    assert _search(owner_client, "gọi điện tháng 1 năm 2023")[0].startswith(
+        "[memory/2023-01-17.md:1]"
+    )
+    assert _search(owner_client, "goi dien thang 1 nam 2023")[0].startswith(
+        "[memory/2023-01-17.md:1]"
+    )
+    today = _search(owner_client, "hôm nay")
+    assert len(today) == 1 and today[0].endswith("gọi điện cho mẹ")

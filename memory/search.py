@@ -12,8 +12,10 @@ Plain words, ranked, explainable — the rules (docs/decisions.md, "Search"):
   wiki's machine block left out — or one fact (description and body together).
 - Each query word weighs by how rare it is in the scope: BM25's idf of the number of
   entries holding it, in thousandths (`weight`). So "what", "is", "the" count little.
-- All words first: when some entry holds every word, entries missing one are dropped;
-  otherwise entries come by the weights of the words they hold, added up.
+- Ranked in two steps: a pool chosen by rarity (entries holding every word first, then
+  by the weights of the words they hold — an entry missing a word is ranked lower, never
+  dropped), then scored by memory.ranking (term frequency, length, heading, pairs,
+  dates, the entry before).
 - Ties: newer first (a dated note by its day, any other file by its mtime; then path
   descending), then line order.
 - Every hit says where and when: `[path:line]` or `[path:Lfirst-Llast]`, the note's date

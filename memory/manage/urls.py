@@ -4,7 +4,17 @@ wiki's own (wiki/manage_urls.py), composed beside these by memoryproject/urls.py
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from memory.manage import activity, agent, files, history, memory, proposals, scripts, settings
+from memory.manage import (
+    activity,
+    agent,
+    files,
+    history,
+    memory,
+    proposals,
+    remembered,
+    scripts,
+    settings,
+)
 
 app_name = "memory-pages"
 
@@ -48,6 +58,8 @@ urlpatterns = [
     path("history/<int:version_id>/restore/", history.restore_version, name="restore"),
     path("blame/", history.file_blame, name="blame"),
     path("activity/", activity.activity, name="activity"),
+    path("activity/writes/", remembered.remembered, name="remembered"),
+    path("activity/writes/<int:version_id>/revert/", remembered.revert_write, name="revert-write"),
     path("scripts/", scripts.scripts_current, name="scripts-current"),
     path("scripts/<str:agent_id>", scripts.scripts_tab, name="scripts"),
     path("scripts/<str:agent_id>/delete", scripts.delete_script_entry, name="delete-script"),

@@ -70,6 +70,14 @@ def proposal_kind(value: str) -> str:
 
 
 @register.filter
+def file_kind(value: str) -> str:
+    """A kind of memory file in words (the feed of what was remembered)."""
+    from memory.manage.wording import FILE_KINDS
+
+    return str(FILE_KINDS.get(value, value))
+
+
+@register.filter
 def trigger_label(value: str) -> str:
     from memory.manage.wording import TRIGGERS
 

@@ -438,6 +438,29 @@ class WriteSerializer(FileVersionSerializer):
         return self._diff(row)[1]
 
 
+class DeliverySerializer(serializers.ModelSerializer):
+    """One notification sent or tried (memory.jobs.notify): `target` is an address, or a
+    webhook's scheme and host only."""
+
+    class Meta:
+        from memory.models import Delivery
+
+        model = Delivery
+        fields = [
+            "id",
+            "sent_at",
+            "channel",
+            "what",
+            "target",
+            "payload_format",
+            "ok",
+            "result",
+            "attempts",
+            "by",
+        ]
+        read_only_fields = fields
+
+
 class RestoreSerializer(serializers.Serializer):
     """Body of `POST /api/memory/history/{id}/restore`: the hash of the file as the caller
     saw it (what `GET …/history/{id}` or the file's editor answered as `current_hash`)."""

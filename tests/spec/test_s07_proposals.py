@@ -667,3 +667,67 @@ def test_the_feed_is_the_owners_and_refuses_bad_filters(
     assert owner_client.get("/api/memory/activity/writes", {"day": "30/11"}).status_code == 422
     assert owner_client.get("/api/memory/activity/writes", {"limit": "x"}).status_code == 422
     assert owner_client.post("/api/memory/activity/writes/999/revert").status_code == 404
+
+
+# --- notices on screen and over the API ----------------------------------------------------
+
+
+def test_notifications_status_a_test_and_its_deliveries_over_the_api(
+    owner_client, master_client, master, settings
+):
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    received: list[tuple[str, bytes]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - http.server's API
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            received.append((self.headers["Content-Type"], body))
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    settings.MEMORY_NOTIFY_EMAIL = ""
+    settings.MEMORY_NOTIFY_WEBHOOK_URL = ""
+    none = owner_client.get("/api/memory/notifications").json()
+    assert (none["email"]["configured"], none["webhook"]["configured"]) == (False, False)
+    refused = owner_client.post("/api/memory/notifications/test")
+    assert refused.status_code == 422
+    assert refused.json()["detail"].startswith("No channel to send to: set MEMORY_NOTIFY_EMAIL")
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/topic/memory?token=abc"
+        settings.MEMORY_NOTIFY_WEBHOOK_URL = url
+        settings.MEMORY_NOTIFY_WEBHOOK_FORMAT = "text"
+        status = owner_client.get("/api/memory/notifications").json()
+        host = f"http://127.0.0.1:{server.server_address[1]}"
+        assert status["webhook"] == {
+            "configured": True,
+            "target": host,
+            "signed": False,
+            "format": "text",
+        }
+        sent = owner_client.post("/api/memory/notifications/test")
+    finally:
+        server.shutdown()
+    assert sent.status_code == 200, sent.content
+    (delivery,) = sent.json()["deliveries"]
+    assert (delivery["channel"], delivery["what"], delivery["ok"], delivery["target"]) == (
+        "webhook",
+        "test",
+        True,
+        host,
+    )
+    ((content_type, body),) = received
+    assert content_type == "text/plain; charset=utf-8"
+    assert body.decode().startswith("A test from the Settings page: this is what a notice")
+    page = owner_client.get("/api/memory/notifications/deliveries").json()
+    assert page["count"] == 1 and page["results"][0]["id"] == delivery["id"]
+    for path in ("/api/memory/notifications", "/api/memory/notifications/deliveries"):
+        assert master_client.get(path).status_code == 403
+    assert master_client.post("/api/memory/notifications/test").status_code == 403

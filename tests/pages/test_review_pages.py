@@ -117,7 +117,7 @@ def test_the_banner_shows_on_every_page_and_cards_show_their_age(pages, helper_a
     for url in ("/manage/memory/", "/manage/memory/search/", "/manage/memory/activity/"):
         assert "2 proposals wait for you." in html_of(pages.get(url))
     html = html_of(pages.get("/manage/memory/proposals/"))
-    assert '<td data-label="Waiting">0\xa0minutes</td>' in html
+    assert '<td data-label="Waiting" class="nowrap">0 minutes</td>' in html
     # Each row says how many others wait on the same file, linked to them.
     assert html.count("1 more on this file</a>") == 2
     assert "?target=agents/helper/MEMORY.md" in html

@@ -25,7 +25,6 @@ PHONE = {"width": 390, "height": 844}
 def _queue(workspace) -> list[Proposal]:
     """Six pending proposals over three agents' files, and writes for the feed."""
     from memory import facts
-
     from memory.agents import default_agent
 
     agents = [default_agent()]

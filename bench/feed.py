@@ -28,6 +28,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# bench/http.py would shadow the standard library's http (Django imports it): this folder is
+# not a place to import from.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 TARGET_MS = 300  # the feed page, server time, at 10,000 versions
 
 

@@ -138,6 +138,8 @@ def queue_row(proposal: Proposal) -> dict:
         "p": proposal,
         "kind_label": kind_label(proposal.kind),
         "reason": _reason(proposal),
+        # The writer's own words (a `reason` it gave) are labelled as such, never a rule.
+        "own_words": bool(getattr(proposal, "reason", "")),
         "size": _size(proposal),
         "stale": sorted(actions.stale_paths(proposal)),
     }

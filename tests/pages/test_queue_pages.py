@@ -10,6 +10,7 @@ import re
 from django.utils import timezone
 
 from memory.writes import add_memory_lines_or_propose
+from proposals import actions
 from proposals.models import Proposal
 
 URL = "/manage/memory/proposals/"
@@ -56,13 +57,21 @@ def test_the_pager_pages_proposals_twenty_at_a_time(pages, master):
 
 def test_filters_by_agent_kind_age_stale_and_file(pages, master, helper_agent, workspace):
     old, new = _lines(master, 2)
-    other = _lines(helper_agent, 1, source="job:brief")[0]
+    # A rewrite replaces what it was based on: it is stale once its file changes.
+    other = actions.propose(
+        "memory_rewrite",
+        agent=helper_agent,
+        target="agents/helper/MEMORY.md",
+        payload={"memory": "- rewritten\n"},
+        source="job:brief",
+    )
     Proposal.objects.filter(pk=old.pk).update(created_at=timezone.now() - dt.timedelta(days=9))
     (workspace / "agents/helper/MEMORY.md").write_text("- changed by hand\n")
 
     assert _rows(_html(pages.get(URL, {"agent": "helper"}))) == [other.pk]
-    assert _rows(_html(pages.get(URL, {"kind": "memory_rewrite"}))) == []
-    assert _rows(_html(pages.get(URL, {"kind": "agent_memory"}))) == [old.pk, new.pk, other.pk]
+    assert _rows(_html(pages.get(URL, {"kind": "wiki_compile"}))) == []
+    assert _rows(_html(pages.get(URL, {"kind": "agent_memory"}))) == [old.pk, new.pk]
+    assert _rows(_html(pages.get(URL, {"kind": "memory_rewrite"}))) == [other.pk]
     assert _rows(_html(pages.get(URL, {"age": "week"}))) == [old.pk]
     assert _rows(_html(pages.get(URL, {"age": "new"}))) == [new.pk, other.pk]
     stale = _html(pages.get(URL, {"stale": "yes"}))
@@ -130,7 +139,7 @@ def test_the_card_opens_in_place_and_approve_and_next_opens_the_next(
 def test_a_card_lists_at_most_ten_siblings_and_says_how_many_more(pages, master):
     made = _lines(master, 14)
     html = _html(pages.get(f"/manage/memory/proposals/{made[0].pk}/"))
-    note = html[html.index('class="warn sibling-note"') :]
+    note = html[html.index('sibling-note"') :]
     note = note[: note.index("</p>")]
     assert re.findall(r">#(\d+)</a>", note) == [str(p.pk) for p in made[1:11]]
     assert "and 3 more" in note

@@ -575,7 +575,9 @@ def search_window(
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
         raise InvalidInput("offset must be a whole number, 0 or more.")
     query = as_query(query)
-    wanted = max(count_up_to, offset + limit) + 1
+    # Bounded work: rows past the counted ones and one more page are never fetched, so an
+    # offset far past the end (up to 2^63) costs what the last page costs — an empty page.
+    wanted = min(max(count_up_to, offset + limit), count_up_to + MAX_LIMIT) + 1
     found = _search_all(query, agent_id=agent_id, limit=wanted)
     capped = len(found) >= wanted
     if capped:

@@ -36,7 +36,7 @@ from memory.errors import InvalidInput, NotFound
 from memory.models import Agent
 from memory.presence import refuse_source_argument
 from memory.query import Query
-from memory.text import refuse_unencodable
+from memory.text import refuse_unstorable
 
 PROMPTS_DIR = Path(__file__).resolve().parent / "prompts" / "tools"
 
@@ -311,9 +311,9 @@ def call_tool_result(
     if problems:
         raise InvalidInput(" ".join(problems), errors=problems)
     source = validate_source(source)
-    # Every interface (REST, MCP, provider loops) passes here: text that no file can hold
-    # is 422 before the tool runs, as DRF's fields already refuse it for the REST API.
-    refuse_unencodable(arguments, "arguments")
+    # Every interface (REST, MCP, provider loops) passes here: text or a number that
+    # cannot be stored (NUL, a lone surrogate, beyond 64 bits) is 422 before the tool runs.
+    refuse_unstorable(arguments, "arguments")
     # Versions of the files the tool changes name this agent and the call's source.
     actor = source if source.startswith("job:") else f"agent:{agent.id}"
     with attributed(actor=actor, source=source, via="tool"):

@@ -2,8 +2,9 @@
 
 `mcp_app()` is an ASGI app: it authenticates `Authorization: Bearer <key>` (or `Token
 <key>`) with the same code as the REST API (memory.auth), then hands the request to the
-SDK's Streamable HTTP transport. No token or a bad one → 401 with `WWW-Authenticate:
-Bearer`; an owner token → 403 (an MCP connection speaks for one agent); a bad
+SDK's Streamable HTTP transport. No token or a bad one → 401 with a JSON body and a
+`WWW-Authenticate: Bearer …` challenge that both name the fix (memory.auth.unauthorized);
+an owner token → 403 (an MCP connection speaks for one agent); a bad
 `X-Memory-Source` → 422. The caller (agent, job, channel) rides in the request's scope to
 the server's handlers (memory.mcp.server.caller_of).
 
@@ -60,17 +61,18 @@ async def _answer(send, status: int, body: dict, headers: list[tuple[bytes, byte
 
 def _authenticate(authorization: str | None, source_header: str | None):
     """(caller, None) or (None, (status, body)). Runs the REST API's token check."""
-    from memory.auth import BadCredential, key_from_header, token_for_key
+    from memory.auth import BadCredential, key_from_header, token_for_key, unauthorized
     from memory.errors import InvalidInput
     from memory.presence import caller_with_header
 
+    key = None
     try:
         key = key_from_header(authorization or "")
         if key is None:
-            return None, (401, {"error": "invalid_token", "error_description": "Token required."})
+            return None, (401, unauthorized("No token."))
         token = token_for_key(key)
     except BadCredential as error:
-        return None, (401, {"error": "invalid_token", "error_description": str(error)})
+        return None, (401, unauthorized(str(error), key))
     if not token.agent_id:
         return None, (
             403,
@@ -130,7 +132,10 @@ class McpApp:
         )
         if refusal is not None:
             status, body = refusal
-            extra = [(b"www-authenticate", b'Bearer realm="agent-memory"')] if status == 401 else []
+            extra = []
+            if status == 401:
+                body, challenge = body
+                extra = [(b"www-authenticate", challenge.encode("ascii"))]
             await _answer(send, status, body, extra)
             return
         scope = {**scope, "memory.caller": caller}

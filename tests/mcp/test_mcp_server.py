@@ -193,16 +193,42 @@ def test_agent_b_reaches_only_b(home, master, http_server):
 
 @pytest.mark.parametrize(
     "authorization, status",
-    [(None, 401), ("Bearer nope", 401), ("Token nope", 401), ("Bearer a b", 401)],
+    [
+        (None, 401),
+        ("Bearer nope", 401),
+        ("Token nope", 401),
+        ("Bearer a b", 401),
+        ("Bearer ${MEMORY_AGENT_TOKEN}", 401),  # OpenClaw's probe with the variable unset
+    ],
 )
 def test_no_or_a_bad_token_is_401(http_server, master, authorization, status):
+    """SPEC §16: the 401's JSON and its challenge name the fix (OpenClaw's probe printed a
+    bare 401; Claude Code shows only the header)."""
     headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
     if authorization:
         headers["Authorization"] = authorization
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     response = httpx.post(f"{http_server}/mcp", json=body, headers=headers)
     assert response.status_code == status
-    assert response.headers["www-authenticate"].startswith("Bearer")
+    challenge = response.headers["www-authenticate"]
+    assert challenge.startswith('Bearer realm="agent-memory", error="invalid_token"')
+    assert "memory_token agent <id>" in challenge and "MEMORY_AGENT_TOKEN" in challenge
+    answer = response.json()
+    assert answer["error"] == "invalid_token"
+    assert "Send Authorization: Bearer <agent token>" in answer["error_description"]
+    if "${" in (authorization or ""):
+        assert "its variable was not filled in" in answer["error_description"]
+
+
+def test_oauth_discovery_is_json_404_on_the_served_app(http_server, master):
+    for url in (
+        "/.well-known/oauth-protected-resource/mcp",
+        "/.well-known/oauth-authorization-server",
+    ):
+        response = httpx.get(f"{http_server}{url}")
+        assert response.status_code == 404 and response.json()["code"] == "no_oauth"
+    registered = httpx.post(f"{http_server}/register", json={"client_name": "x"})
+    assert registered.status_code == 404 and registered.json()["code"] == "no_oauth"
 
 
 def test_an_owner_token_is_403_and_a_bad_source_header_422(http_server, master, alice):

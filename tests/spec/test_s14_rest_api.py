@@ -489,3 +489,49 @@ def test_stats_for_an_agent_token_count_only_its_agent(
     assert everyone["pending_proposals"] == 2
     own = helper_client.get("/api/stats").json()
     assert own == {**own, "agents": 1, "notes": 2, "pending_proposals": 1}
+
+
+# --- a missing or wrong token says how to get a good one; there is no OAuth to discover
+
+FIX = "Send Authorization: Bearer <agent token>. Make one with `manage.py memory_token agent"
+
+
+@pytest.mark.parametrize(
+    "authorization",
+    [None, "Token nope", "Bearer nope", "Bearer", "Bearer ${MEMORY_AGENT_TOKEN}"],
+)
+def test_a_missing_or_wrong_token_is_401_json_naming_the_fix(master, authorization):
+    client = APIClient()
+    if authorization is not None:
+        client.credentials(HTTP_AUTHORIZATION=authorization)
+    response = client.get("/api/agents/master/memory")
+    assert response.status_code == 401
+    body = response.json()
+    assert body["error"] == "invalid_token" and FIX in body["detail"]
+    assert body["error_description"] == body["detail"]
+    challenge = response["WWW-Authenticate"]
+    assert challenge.startswith('Bearer realm="agent-memory", error="invalid_token", ')
+    assert "MEMORY_AGENT_TOKEN" in challenge and challenge.isascii()
+    if authorization and "${" in authorization:
+        assert "its variable was not filled in" in body["detail"]
+
+
+@pytest.mark.parametrize(
+    "method, url",
+    [
+        ("get", "/.well-known/oauth-protected-resource"),
+        ("get", "/.well-known/oauth-protected-resource/mcp"),
+        ("get", "/.well-known/oauth-authorization-server"),
+        ("get", "/.well-known/openid-configuration"),
+        ("post", "/register"),
+        ("get", "/authorize"),
+        ("post", "/token"),
+    ],
+)
+def test_oauth_discovery_paths_answer_json_404(master, method, url):
+    """A client sent no token tries OAuth discovery; an HTML 404 made Claude Code fail."""
+    response = getattr(APIClient(), method)(url)
+    assert response.status_code == 404
+    assert response["Content-Type"] == "application/json"
+    assert response.json()["code"] == "no_oauth"
+    assert response.json()["detail"].startswith("This server does not offer OAuth. " + FIX)

@@ -286,11 +286,16 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 LOGIN_URL = "/manage/memory/login/"
 LOGIN_REDIRECT_URL = "/manage/memory/"
 
-# Request bodies over this size answer 413 (SPEC §17). One mechanism decides:
-# memoryproject.middleware.BodySizeLimitMiddleware, before anything reads the body (Django
-# reads no body without a Content-Length, so nothing gets past it). Django's own limit is
-# off so that no second, different answer (a 400) exists for the same request.
+# Request bodies over this size answer 413 (SPEC §17), the same JSON from one rule in two
+# places: under uvicorn, memoryproject.asgi.LimitBody counts the bytes as they stream in
+# (chunked or not, before Django's ASGI handler would read the body into a temporary
+# file); under WSGI and the test client, memoryproject.middleware.BodySizeLimitMiddleware
+# reads Content-Length. Django's own limit is off so that no second, different answer (a
+# 400) exists for the same request.
 MEMORY_MAX_BODY_BYTES = env_int("MEMORY_MAX_BODY_BYTES", 2 * 1024 * 1024)
+# MCP streams (GET /mcp, held open until the client leaves) one token may hold at once in
+# one web process; one more is 429 (memory.mcp.http, SPEC §16).
+MEMORY_MCP_STREAMS_PER_TOKEN = env_int("MEMORY_MCP_STREAMS_PER_TOKEN", 4)
 DATA_UPLOAD_MAX_MEMORY_SIZE = None
 
 REST_FRAMEWORK = {

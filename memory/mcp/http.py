@@ -60,7 +60,8 @@ async def _answer(send, status: int, body: dict, headers: list[tuple[bytes, byte
 
 
 def _authenticate(authorization: str | None, source_header: str | None):
-    """(caller, None) or (None, (status, body)). Runs the REST API's token check."""
+    """(caller, None) or (None, (status, body)). Runs the REST API's token check. The
+    caller carries the token's row id (`token`) for the stream cap."""
     from memory.auth import BadCredential, key_from_header, token_for_key, unauthorized
     from memory.errors import InvalidInput
     from memory.presence import caller_with_header
@@ -88,7 +89,7 @@ def _authenticate(authorization: str | None, source_header: str | None):
         )
     except InvalidInput as error:
         return None, (422, {"error": "invalid_request", "error_description": error.message})
-    return caller, None
+    return (caller, token.pk), None
 
 
 def _auth_in_thread(authorization: str | None, source_header: str | None):
@@ -102,10 +103,16 @@ def _auth_in_thread(authorization: str | None, source_header: str | None):
 
 
 class McpApp:
-    """The authenticated `/mcp` endpoint (an ASGI app, with the transport's lifespan)."""
+    """The authenticated `/mcp` endpoint (an ASGI app, with the transport's lifespan).
+
+    A GET opens a stream the server keeps until the client leaves (the transport's
+    server-to-client channel). Each token may hold at most MEMORY_MCP_STREAMS_PER_TOKEN of
+    them open at once in this process (SPEC §16): one more is 429 with a JSON reason, so
+    no client can tie up a web worker with streams in any number."""
 
     def __init__(self) -> None:
         self.server = build_server()
+        self.streams: dict[int, int] = {}  # token row id → GET streams open
         self.transport = self.server.streamable_http_app(
             streamable_http_path=PATH,
             stateless_http=True,
@@ -130,6 +137,9 @@ class McpApp:
             authorization.decode("latin-1") if authorization is not None else None,
             source.decode("latin-1") if source is not None else None,
         )
+        if refusal is None and scope.get("method") == "GET":
+            await self._stream(scope, receive, send, *caller)
+            return
         if refusal is not None:
             status, body = refusal
             extra = []
@@ -138,12 +148,37 @@ class McpApp:
                 extra = [(b"www-authenticate", challenge.encode("ascii"))]
             await _answer(send, status, body, extra)
             return
+        await self._serve(scope, receive, send, caller[0])
+
+    async def _serve(self, scope, receive, send, caller) -> None:
         scope = {**scope, "memory.caller": caller}
         token = current_caller.set(caller)
         try:
             await self.transport(scope, receive, send)
         finally:
             current_caller.reset(token)
+
+    async def _stream(self, scope, receive, send, caller, token_id: int) -> None:
+        cap = settings.MEMORY_MCP_STREAMS_PER_TOKEN
+        if self.streams.get(token_id, 0) >= cap:
+            await _answer(
+                send,
+                429,
+                {
+                    "error": "too_many_streams",
+                    "error_description": f"This token already holds {cap} open MCP streams "
+                    "(GET /mcp) here: close one first. Tool calls (POST) still work.",
+                },
+                [(b"retry-after", b"5")],
+            )
+            return
+        self.streams[token_id] = self.streams.get(token_id, 0) + 1
+        try:
+            await self._serve(scope, receive, send, caller)
+        finally:
+            self.streams[token_id] -= 1
+            if not self.streams[token_id]:
+                del self.streams[token_id]
 
 
 def mcp_app() -> McpApp:

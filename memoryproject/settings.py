@@ -1,6 +1,7 @@
 """Settings, read from the environment (SPEC §18). Nothing secret lives in the repo."""
 
 import datetime as dt
+import ipaddress
 import os
 import re
 from pathlib import Path
@@ -222,6 +223,18 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "memory/locked_out.html"
 AXES_VERBOSE = False
+# The address an attempt counts against (memoryproject.clients): the connection's peer;
+# `X-Forwarded-For` only when the peer is one of these reverse proxies (addresses or
+# networks, comma-separated; none by default, so the header is ignored).
+MEMORY_TRUSTED_PROXIES = env_list("MEMORY_TRUSTED_PROXIES")
+for _proxy in MEMORY_TRUSTED_PROXIES:
+    try:
+        ipaddress.ip_network(_proxy, strict=False)
+    except ValueError:
+        raise ImproperlyConfigured(
+            f"MEMORY_TRUSTED_PROXIES: {_proxy!r} is not an IP address or network."
+        ) from None
+AXES_CLIENT_IP_CALLABLE = "memoryproject.clients.client_address"
 
 ROOT_URLCONF = "memoryproject.urls"
 TEMPLATES = [

@@ -770,3 +770,37 @@ def test_a_404_of_the_pages_stays_a_page(master, alice):
     pages.force_login(alice)
     response = pages.get("/manage/memory/nothing-here/")
     assert response.status_code == 404 and response["Content-Type"].startswith("text/html")
+
+
+# --- sign-in throttling counts the client, not what the client says it is
+
+
+def _sign_in(client: Client, password: str, forwarded: str | None = None):
+    extra = {"HTTP_X_FORWARDED_FOR": forwarded} if forwarded is not None else {}
+    return client.post(
+        "/manage/memory/login/", {"username": "alice", "password": password}, **extra
+    )
+
+
+def test_a_new_x_forwarded_for_on_each_try_does_not_reset_the_count(alice, settings):
+    """30 wrong passwords, each from a "new" address in X-Forwarded-For, then the right
+    one: it signed in. With no trusted proxy the header is not the client."""
+    client = Client(REMOTE_ADDR="203.0.113.7")
+    answers = [_sign_in(client, "wrong", f"198.51.100.{n}").status_code for n in range(30)]
+    limit = settings.AXES_FAILURE_LIMIT
+    assert answers[: limit - 1] == [200] * (limit - 1)
+    assert set(answers[limit - 1 :]) == {429}
+    assert _sign_in(client, "pw-alice-123", "198.51.100.250").status_code == 429
+
+
+def test_a_trusted_proxy_forwards_the_client_and_nothing_the_client_wrote(alice, settings):
+    settings.MEMORY_TRUSTED_PROXIES = ["10.0.0.0/8"]
+    proxy = Client(REMOTE_ADDR="10.1.2.3")
+    limit = settings.AXES_FAILURE_LIMIT
+    # The client 203.0.113.7 prepends a made-up address each time; the proxy appends the
+    # address it really saw, which is what counts.
+    for n in range(limit):
+        _sign_in(proxy, "wrong", f"198.51.100.{n}, 203.0.113.7")
+    assert _sign_in(proxy, "pw-alice-123", "198.51.100.99, 203.0.113.7").status_code == 429
+    # Another client behind the same proxy signs in.
+    assert _sign_in(proxy, "pw-alice-123", "203.0.113.8").status_code == 302

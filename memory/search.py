@@ -83,7 +83,8 @@ class WordWeight:
     rule: str  # "whole" (three characters or fewer), "inside", or "anywhere" (Han/Kana/Hangul)
     entries: int  # how many entries of the scope hold it (a word holding it, once each)
     weight: float
-    forms: list[str]  # the words of the text it matched (first 20)
+    forms: list[str]  # the words of the text it matched (first 20), of the scope only
+    capped: bool = False  # it matched more than MAX_FORMS words: the closest were used
 
 
 @dataclass
@@ -109,30 +110,60 @@ class _Word:
     df: int = 0
     weight: int = 0  # thousandths
     token_set: frozenset[str] = frozenset()
+    capped: bool = False  # more words of the text matched than MAX_FORMS
 
     @property
     def expr(self) -> str:
         return "(" + " OR ".join(f'"{token}"' for token in self.tokens) + ")"
 
 
-def _expand(index: search_index.Index, query_word: QueryWord) -> tuple[list[str], list[int]]:
-    """The words of the text a query word matches (SPEC §6.1 word rules)."""
+# The search's budget (SPEC §6.1): a query word matches at most this many words of the
+# text — of the scopes searched only. One agent's file of 30,000 words sharing a substring
+# made every search expand to all of them (60–90 s each, for every agent); now another
+# agent's words are never looked at, and the searcher's own are cut to the closest ones.
+MAX_FORMS = 200
+
+
+def _closeness(word: str, form: str) -> tuple:
+    """Which forms a capped word keeps first: the word itself, then forms it starts, then
+    the shortest (the fewest letters around it), then in order."""
+    return (form != word, not form.startswith(word), len(form), form)
+
+
+def _expand(
+    index: search_index.Index, query_word: QueryWord, scope_ids: list[int]
+) -> tuple[list[str], list[int], bool]:
+    """The words of the text a query word matches (SPEC §6.1 word rules) that stand in at
+    least one of the scopes `scope_ids` — never a word only another scope holds — at most
+    MAX_FORMS of them, the closest first; and whether any were left out."""
     db = index.db
     word = query_word.text
+    if not scope_ids:
+        return [], [], False
+    marks = ",".join("?" * len(scope_ids))
+    in_scope = f"EXISTS (SELECT 1 FROM df WHERE df.token = t.id AND df.scope IN ({marks}))"
     if query_word.rule == WHOLE:
-        rows = db.execute("SELECT token, id FROM tokens WHERE token = ?", (word,)).fetchall()
+        rows = db.execute(
+            f"SELECT t.token, t.id FROM tokens t WHERE t.token = ? AND {in_scope}",
+            (word, *scope_ids),
+        ).fetchall()
     elif len(word) >= 3:
         rows = db.execute(
             "SELECT t.token, t.id FROM tokens_fts f JOIN tokens t ON t.id = f.rowid "
-            "WHERE tokens_fts MATCH ?",
-            (f'"{word}"',),
+            f"WHERE tokens_fts MATCH ? AND {in_scope}",
+            (f'"{word}"', *scope_ids),
         ).fetchall()
         rows = [row for row in rows if word in row[0]]  # the trigram match is exact; belt
     else:  # one or two characters of Han, Kana or Hangul
         rows = db.execute(
-            "SELECT token, id FROM tokens WHERE spaceless AND instr(token, ?) > 0", (word,)
+            f"SELECT t.token, t.id FROM tokens t WHERE t.spaceless AND instr(t.token, ?) > 0 "
+            f"AND {in_scope}",
+            (word, *scope_ids),
         ).fetchall()
-    return [row[0] for row in rows], [row[1] for row in rows]
+    capped = len(rows) > MAX_FORMS
+    if capped:
+        rows = sorted(rows, key=lambda row: _closeness(word, row[0]))[:MAX_FORMS]
+    return [row[0] for row in rows], [row[1] for row in rows], capped
 
 
 def weight(df: int, entries: int) -> int:
@@ -154,7 +185,7 @@ def _weigh(
         ).fetchone()[0]
     parsed = []
     for query_word in query.words:
-        tokens, ids = _expand(index, query_word)
+        tokens, ids, capped = _expand(index, query_word, scope_ids)
         df = 0
         for start in range(0, len(ids), 400):
             chunk = ids[start : start + 400]
@@ -164,7 +195,9 @@ def _weigh(
                     f"AND token IN ({','.join('?' * len(chunk))})",
                     [*scope_ids, *chunk],
                 ).fetchone()[0]
-        parsed.append(_Word(query_word.text, tokens, ids, df, weight(df, total), frozenset(tokens)))
+        parsed.append(
+            _Word(query_word.text, tokens, ids, df, weight(df, total), frozenset(tokens), capped)
+        )
     return parsed, total
 
 
@@ -517,7 +550,7 @@ def explain(
     return Explained(
         total,
         [
-            WordWeight(w.word, q.rule, w.df, w.weight / 1000, sorted(w.tokens)[:20])
+            WordWeight(w.word, q.rule, w.df, w.weight / 1000, sorted(w.tokens)[:20], w.capped)
             for w, q in zip(words, query.words, strict=True)
         ],
     )

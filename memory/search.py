@@ -122,12 +122,25 @@ class _Word:
 # made every search expand to all of them (60–90 s each, for every agent); now another
 # agent's words are never looked at, and the searcher's own are cut to the closest ones.
 MAX_FORMS = 200
+# Past this many words of the whole index holding a query word, its forms are looked for
+# among the searched scopes' own words rather than through the index of every word.
+CANDIDATES = 2000
 
 
-def _closeness(word: str, form: str) -> tuple:
-    """Which forms a capped word keeps first: the word itself, then forms it starts, then
-    the shortest (the fewest letters around it), then in order."""
-    return (form != word, not form.startswith(word), len(form), form)
+# The closest forms first: the word itself, then words it starts, then the shortest (the
+# fewest letters around it), then in order. Sorted by SQLite, in C and outside the GIL, so
+# a search with many forms does not hold up the other threads of its process.
+_CLOSEST = "ORDER BY t.token <> ?, substr(t.token, 1, ?) <> ?, length(t.token), t.token LIMIT ?"
+
+
+def _few_candidates(db, word: str) -> bool:
+    """Whether at most CANDIDATES words of the whole index hold `word` (a bounded probe of
+    the trigram index)."""
+    found = db.execute(
+        "SELECT count(*) FROM (SELECT rowid FROM tokens_fts WHERE tokens_fts MATCH ? LIMIT ?)",
+        (f'"{word}"', CANDIDATES + 1),
+    ).fetchone()[0]
+    return found <= CANDIDATES
 
 
 def _expand(
@@ -142,27 +155,34 @@ def _expand(
         return [], [], False
     marks = ",".join("?" * len(scope_ids))
     in_scope = f"EXISTS (SELECT 1 FROM df WHERE df.token = t.id AND df.scope IN ({marks}))"
+    closest = (word, len(word), word, MAX_FORMS + 1)
     if query_word.rule == WHOLE:
         rows = db.execute(
             f"SELECT t.token, t.id FROM tokens t WHERE t.token = ? AND {in_scope}",
             (word, *scope_ids),
         ).fetchall()
-    elif len(word) >= 3:
+    elif len(word) >= 3 and _few_candidates(db, word):
         rows = db.execute(
             "SELECT t.token, t.id FROM tokens_fts f JOIN tokens t ON t.id = f.rowid "
-            f"WHERE tokens_fts MATCH ? AND {in_scope}",
-            (f'"{word}"', *scope_ids),
+            f"WHERE tokens_fts MATCH ? AND instr(t.token, ?) > 0 AND {in_scope} {_CLOSEST}",
+            (f'"{word}"', word, *scope_ids, *closest),
         ).fetchall()
-        rows = [row for row in rows if word in row[0]]  # the trigram match is exact; belt
+    elif len(word) >= 3:
+        # Many words of the whole index hold it (someone's file of 30,000 such words):
+        # look through the searched scopes' own words instead, so the cost is theirs.
+        rows = db.execute(
+            f"SELECT t.token, t.id FROM df JOIN tokens t ON t.id = df.token "
+            f"WHERE df.scope IN ({marks}) AND instr(t.token, ?) > 0 GROUP BY t.id {_CLOSEST}",
+            (*scope_ids, word, *closest),
+        ).fetchall()
     else:  # one or two characters of Han, Kana or Hangul
         rows = db.execute(
             f"SELECT t.token, t.id FROM tokens t WHERE t.spaceless AND instr(t.token, ?) > 0 "
-            f"AND {in_scope}",
-            (word, *scope_ids),
+            f"AND {in_scope} {_CLOSEST}",
+            (word, *scope_ids, *closest),
         ).fetchall()
     capped = len(rows) > MAX_FORMS
-    if capped:
-        rows = sorted(rows, key=lambda row: _closeness(word, row[0]))[:MAX_FORMS]
+    rows = rows[:MAX_FORMS]
     return [row[0] for row in rows], [row[1] for row in rows], capped
 
 

@@ -344,7 +344,8 @@ def _proposal_data(proposal) -> dict:
     return {"id": proposal.pk, "kind": proposal.kind, "status": proposal.status}
 
 
-def _proposed(proposal, what: str) -> ToolResult:
+def proposed_result(proposal, what: str) -> ToolResult:
+    """What a tool answers when its write became a proposal (REST: 202)."""
     return ToolResult(
         text=(
             f"Proposed for review (proposal #{proposal.pk}): {what}. Nothing is written "
@@ -471,7 +472,7 @@ def user_memory_save(
         written_by=agent.id,
     )
     if proposal is not None:
-        return _proposed(proposal, f"save the fact {name!r}")
+        return proposed_result(proposal, f"save the fact {name!r}")
     return ToolResult(
         text=f"Saved {facts.fact_path(name)} ({type}): {description}. INDEX.md is updated.",
         data={"status": "written", "path": facts.fact_path(name)},
@@ -484,7 +485,7 @@ def user_memory_forget(agent: Agent, *, source: str, name: str) -> ToolResult:
 
     proposal = writes.forget_fact_or_propose(name, source=source, written_by=agent.id)
     if proposal is not None:
-        return _proposed(proposal, f"forget the fact {name!r}")
+        return proposed_result(proposal, f"forget the fact {name!r}")
     return ToolResult(
         text=f"Forgot {facts.fact_path(name)}. INDEX.md is updated.",
         data={"status": "written", "path": facts.fact_path(name)},

@@ -714,7 +714,7 @@ def _mcp_outcome(result) -> str:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_every_cell_of_the_write_table_holds_over_rest_and_mcp(workspace, token_client):
+def test_every_cell_of_the_write_table_holds_over_rest_and_mcp(master, workspace, token_client):
     table = _write_table()
     assert set(table) == set(REST_WRITES), "docs/tools.md and this test name the same writes"
     owner = token_client()

@@ -291,7 +291,7 @@ class SearchQuerySerializer(serializers.Serializer):
     limit = serializers.IntegerField(
         required=False, min_value=1, max_value=search.MAX_LIMIT, default=search.DEFAULT_LIMIT
     )
-    offset = serializers.IntegerField(required=False, min_value=0, default=0)
+    offset = serializers.IntegerField(required=False, min_value=0, max_value=2**63 - 1, default=0)
     explain = serializers.BooleanField(required=False, default=False)
 
 

@@ -457,9 +457,17 @@ def memory_get(
 
 
 def user_memory_save(
-    agent: Agent, *, source: str, name: str, description: str, type: str, body: str
+    agent: Agent,
+    *,
+    source: str,
+    name: str,
+    description: str,
+    type: str,
+    body: str,
+    reason: str | None = None,
 ) -> ToolResult:
-    """Save a shared fact now (a person present) or propose it (a job)."""
+    """Save a shared fact now (a person present) or propose it (a job), with the model's
+    `reason` on the card."""
     from memory import facts, writes
 
     fact, proposal = writes.save_fact_or_propose(
@@ -469,6 +477,7 @@ def user_memory_save(
         body=body,
         source=source,
         written_by=agent.id,
+        reason=reason,
     )
     if proposal is not None:
         return _proposed(proposal, f"save the fact {name!r}")
@@ -478,11 +487,16 @@ def user_memory_save(
     )
 
 
-def user_memory_forget(agent: Agent, *, source: str, name: str) -> ToolResult:
-    """Forget a shared fact now (a person present) or propose it (a job)."""
+def user_memory_forget(
+    agent: Agent, *, source: str, name: str, reason: str | None = None
+) -> ToolResult:
+    """Forget a shared fact now (a person present) or propose it (a job), with the model's
+    `reason` on the card."""
     from memory import facts, writes
 
-    proposal = writes.forget_fact_or_propose(name, source=source, written_by=agent.id)
+    proposal = writes.forget_fact_or_propose(
+        name, source=source, written_by=agent.id, reason=reason
+    )
     if proposal is not None:
         return _proposed(proposal, f"forget the fact {name!r}")
     return ToolResult(

@@ -50,6 +50,11 @@ urlpatterns = [
         proposals.ProposalUndo.as_view(),
         name="proposal-undo",
     ),
+    path(
+        "memory/proposals/<int:proposal_id>/reapply",
+        proposals.ProposalReapply.as_view(),
+        name="proposal-reapply",
+    ),
     path("agents/<str:agent_id>/memory", agent_memory.MemoryView.as_view(), name="memory"),
     path(
         "agents/<str:agent_id>/memory/lines", agent_memory.MemoryLinesView.as_view(), name="lines"

@@ -41,6 +41,7 @@ urlpatterns = [
     path("proposals/<int:pk>/approve-part/", proposals.approve_partial, name="approve-part"),
     path("proposals/<int:pk>/approve-edited/", proposals.approve_edited, name="approve-edited"),
     path("proposals/<int:pk>/rule/", proposals.create_rule, name="create-rule"),
+    path("proposals/<int:pk>/reapply/", proposals.reapply_proposal, name="reapply"),
     path("proposals/bulk/", proposals.bulk_decide, name="bulk"),
     path("rules/<int:rule_id>/revoke/", proposals.revoke_rule, name="revoke-rule"),
     path("history/", history.file_history, name="history"),

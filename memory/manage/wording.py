@@ -50,6 +50,14 @@ KINDS = {
     "stale": _("stale"),
 }
 
+# What a proposed line and an existing one state differently (memory.disagreement).
+VALUE_KINDS = {
+    "day": _("day"),
+    "number": _("number"),
+    "name": _("name"),
+    "month": _("month"),
+}
+
 TRIGGERS = {
     "api": _("API"),
     "page": _("this page"),
@@ -119,6 +127,8 @@ SENTENCES = [
     gettext_noop("%(who)s asked to forget the fact %(name)s from %(source)s."),
     gettext_noop("%(source)s asked to add %(count)s line(s) to %(agent)s's MEMORY.md."),
     gettext_noop("%(source)s asked to rewrite %(agent)s's MEMORY.md."),
+    # proposals/actions.py (a re-applied proposal's reason)
+    gettext_noop("Re-applied from #%(id)s on the current text by %(who)s."),
 ]
 
 _SEPARATORS = re.compile(r"(; | · )")

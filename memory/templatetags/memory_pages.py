@@ -70,6 +70,15 @@ def proposal_kind(value: str) -> str:
 
 
 @register.filter
+def value_kind(value: str) -> str:
+    """What kind of value two lines disagree on (day, number, name), in the page's
+    language."""
+    from memory.manage.wording import VALUE_KINDS
+
+    return str(VALUE_KINDS.get(value, value))
+
+
+@register.filter
 def trigger_label(value: str) -> str:
     from memory.manage.wording import TRIGGERS
 

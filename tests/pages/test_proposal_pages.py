@@ -3,7 +3,11 @@ consolidate now (SPEC §7, §8, §15)."""
 
 from memory import facts, notes
 from memory.models import Run
-from memory.writes import add_memory_lines_or_propose, save_fact_or_propose
+from memory.writes import (
+    add_memory_lines_or_propose,
+    save_fact_or_propose,
+    write_memory_or_propose,
+)
 from proposals.models import Proposal
 
 
@@ -84,7 +88,7 @@ def test_it_shows_409_messages_for_a_second_decision_or_undo(pages, master, work
 
 def test_it_marks_a_stale_proposal_superseded_and_says_so(pages, master, workspace):
     notes.write_memory(master, "- a\n")
-    _, proposal = add_memory_lines_or_propose(master, ["b"], source="job:nightly")
+    proposal = write_memory_or_propose(master, "- a\nb\n", source="job:nightly")
     notes.write_memory(master, "- a hand edit\n")
     html = text_of(pages.post(f"/manage/memory/proposals/{proposal.pk}/approve/", follow=True))
     assert (
@@ -98,7 +102,7 @@ def test_it_marks_a_stale_proposal_superseded_and_says_so(pages, master, workspa
 
 def test_it_refuses_an_undo_after_a_later_change(pages, master, workspace):
     notes.write_memory(master, "- a\n")
-    _, proposal = add_memory_lines_or_propose(master, ["b"], source="job:nightly")
+    proposal = write_memory_or_propose(master, "- a\nb\n", source="job:nightly")
     pages.post(f"/manage/memory/proposals/{proposal.pk}/approve/")
     assert (workspace / "MEMORY.md").read_text() == "- a\nb\n"
     notes.write_memory(master, "- a\nb\n- later\n")
@@ -107,7 +111,20 @@ def test_it_refuses_an_undo_after_a_later_change(pages, master, workspace):
         f"Conflict: Cannot undo proposal {proposal.pk}: MEMORY.md changed since it was applied."
         in html
     )
+    # What to do instead: restore a version from the file's history, linked.
+    assert "restore an earlier version from the history" in html
+    assert '<a href="/manage/memory/history/?path=MEMORY.md">MEMORY.md</a>' in html
     assert (workspace / "MEMORY.md").read_text() == "- a\nb\n- later\n"
+
+
+def test_undoing_lines_after_a_later_change_takes_out_only_those_lines(pages, master, workspace):
+    notes.write_memory(master, "- a\n")
+    _, proposal = add_memory_lines_or_propose(master, ["b"], source="job:nightly")
+    pages.post(f"/manage/memory/proposals/{proposal.pk}/approve/")
+    notes.write_memory(master, "- a\nb\n- later\n")
+    html = text_of(pages.post(f"/manage/memory/proposals/{proposal.pk}/undo/", follow=True))
+    assert f"Proposal {proposal.pk} undone." in html
+    assert (workspace / "MEMORY.md").read_text() == "- a\n- later\n"
 
 
 def test_it_rejects_a_proposal_and_writes_nothing(pages, master, workspace):

@@ -436,11 +436,20 @@ def test_it_answers_422_for_a_decision_without_approve(
     )
 
 
+def rewrite_proposal(helper_client, body: str) -> dict:
+    """A job's `memory_rewrite` proposal of helper's whole MEMORY.md (a PUT from a job)."""
+    response = helper_client.put(
+        "/api/agents/helper/memory", {"body": body, "source": "job:1"}, format="json"
+    )
+    assert response.status_code == 202, response.content
+    return response.json()["proposal"]
+
+
 def test_it_answers_409_and_supersedes_on_a_stale_base(
     owner_client, master_client, helper_client, workspace
 ):
     _write(workspace, MEMORY, "old\n")
-    proposal = lines_proposal(helper_client, ["new"])
+    proposal = rewrite_proposal(helper_client, "new\n")
     _write(workspace, MEMORY, "hand edit\n")
 
     response = owner_client.post(
@@ -453,6 +462,22 @@ def test_it_answers_409_and_supersedes_on_a_stale_base(
     assert owner_client.get(f"/api/memory/proposals/{proposal['id']}").json()["status"] == (
         "superseded"
     )
+
+
+def test_lines_apply_to_the_file_as_it_is_after_a_hand_edit(
+    owner_client, master_client, helper_client, workspace
+):
+    _write(workspace, MEMORY, "old\n")
+    proposal = lines_proposal(helper_client, ["new"])
+    _write(workspace, MEMORY, "hand edit\n")
+
+    response = owner_client.post(
+        f"/api/memory/proposals/{proposal['id']}", {"approve": True}, format="json"
+    )
+
+    assert response.status_code == 200
+    assert response.json()["status"] == "approved"
+    assert _read(workspace, MEMORY) == "hand edit\nnew\n"
 
 
 def test_it_undoes_over_rest_once(owner_client, master_client, helper_client, workspace):
@@ -541,13 +566,11 @@ def test_it_undoes_once_under_concurrent_http_requests(live_server, live_owner_k
     assert (workspace / "users/owner/facts/tea.md").read_bytes() == original
 
 
-def test_it_supersedes_an_agent_memory_proposal_when_memory_md_changed(
-    owner_client, master, workspace
-):
+def test_it_supersedes_a_rewrite_proposal_when_memory_md_changed(owner_client, master, workspace):
     (workspace / "MEMORY.md").write_text("- base\n", encoding="utf-8")
-    proposal = owner_client.post(
-        "/api/agents/master/memory/lines",
-        data={"lines": ["- from the job"], "source": "job:nightly"},
+    proposal = owner_client.put(
+        "/api/agents/master/memory",
+        data={"body": "- base\n- from the job\n", "source": "job:nightly"},
         format="json",
     ).json()["proposal"]
     owner_client.put(
@@ -563,6 +586,25 @@ def test_it_supersedes_an_agent_memory_proposal_when_memory_md_changed(
     assert (workspace / "MEMORY.md").read_text(encoding="utf-8") == "- owner rewrote it\n"
 
 
+def test_it_adds_job_lines_to_a_memory_md_the_owner_rewrote_since(owner_client, master, workspace):
+    (workspace / "MEMORY.md").write_text("- base\n", encoding="utf-8")
+    proposal = owner_client.post(
+        "/api/agents/master/memory/lines",
+        data={"lines": ["- from the job"], "source": "job:nightly"},
+        format="json",
+    ).json()["proposal"]
+    owner_client.put(
+        "/api/agents/master/memory", data={"body": "- owner rewrote it\n"}, format="json"
+    )
+    answer = owner_client.post(
+        f"/api/memory/proposals/{proposal['id']}", data={"approve": True}, format="json"
+    )
+    assert answer.status_code == 200
+    assert (workspace / "MEMORY.md").read_text(encoding="utf-8") == (
+        "- owner rewrote it\n- from the job\n"
+    )
+
+
 def _save_note(client, text):
     return client.post("/api/agents/master/tools/memory_save", data={"text": text}, format="json")
 
@@ -575,3 +617,88 @@ def test_stats_count_pending_proposals(owner_client, helper_client, master, work
     response = owner_client.get("/api/stats")
     assert response.status_code == 200
     assert response.json() == {"pending_proposals": 1, "agents": 2, "facts": 0, "notes": 1}
+
+
+# --- appends stack (SPEC §7): the review day with 40 proposals from two jobs ---------------
+
+
+MEMORY_START = (
+    "# MEMORY.md\n\n## Lịch\n\n- Chạy bộ thứ Ba, thứ Năm.\n\n"
+    "## Công việc\n\n- Báo cáo gửi anh Minh.\n"
+)
+
+
+def _review_day(owner_client, token_client, workspace, *, chat: bool = True) -> dict:
+    """Two jobs of master propose 40 writes — 30 single lines for MEMORY.md, 10 new facts —
+    while master, in chat, appends a line to MEMORY.md after every fifth proposal."""
+    _write(workspace, "MEMORY.md", MEMORY_START)
+    nightly = token_client("master", job="nightly")
+    digest = token_client("master", job="digest")
+    present = token_client("master")
+    lines, facts = [], []
+    for n in range(30):
+        job = nightly if n % 2 == 0 else digest
+        answer = job.post(
+            "/api/agents/master/memory/lines", {"lines": [f"Dòng {n} của job"]}, format="json"
+        )
+        assert answer.status_code == 202, answer.content
+        lines.append(answer.json()["proposal"]["id"])
+        if chat and n % 5 == 4:
+            said = present.post(
+                "/api/agents/master/memory/lines",
+                {"lines": [f"Chat line {n}"], "source": "chat"},
+                format="json",
+            )
+            assert said.status_code == 200, said.content
+    for n in range(10):
+        answer = digest.put(
+            f"/api/memory/user/facts/fact-{n}",
+            {"description": f"fact {n}", "type": "reference", "body": f"Body {n}."},
+            format="json",
+        )
+        assert answer.status_code == 202, answer.content
+        facts.append(answer.json()["proposal"]["id"])
+    return {"lines": lines, "facts": facts}
+
+
+def _statuses(owner_client) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for row in proposals(owner_client):
+        counts[row["status"]] = counts.get(row["status"], 0) + 1
+    return counts
+
+
+def test_appends_stack_through_a_review_day_of_40_proposals(
+    owner_client, token_client, master, workspace
+):
+    made = _review_day(owner_client, token_client, workspace)
+    assert _statuses(owner_client) == {"pending": 40}
+
+    # One approval applies one line on the file as it is now (chat lines included) and
+    # leaves the 39 others pending.
+    assert _decide(owner_client, made["lines"][0]).status_code == 200
+    assert _statuses(owner_client) == {"approved": 1, "pending": 39}
+
+    # Bulk-approving 6 line proposals of one file applies 6, each reported.
+    six = made["lines"][1:7]
+    answer = owner_client.post(
+        "/api/memory/proposals/bulk", {"ids": six, "approve": True}, format="json"
+    )
+    assert answer.status_code == 200
+    assert answer.json()["decided"] == six and answer.json()["refused"] == []
+    assert [item["status"] for item in answer.json()["results"]] == ["approved"] * 6
+
+    # The rest, in one bulk approval: nothing lost.
+    rest = made["lines"][7:] + made["facts"]
+    answer = owner_client.post(
+        "/api/memory/proposals/bulk", {"ids": rest, "approve": True}, format="json"
+    )
+    assert answer.json()["refused"] == []
+    assert _statuses(owner_client) == {"approved": 40}
+    memory = _read(workspace, "MEMORY.md")
+    for n in range(30):
+        assert memory.count(f"\nDòng {n} của job\n") == 1
+    for n in (4, 9, 14, 19, 24, 29):
+        assert memory.count(f"\nChat line {n}\n") == 1
+    assert memory.startswith(MEMORY_START)
+    assert all(_read(workspace, f"users/owner/facts/fact-{n}.md") for n in range(10))

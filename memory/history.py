@@ -472,6 +472,49 @@ def recover() -> list[str]:
     return done
 
 
+# --- compare --------------------------------------------------------------------------------
+
+
+def compared(first: FileVersion, second: FileVersion | None) -> tuple[str | None, str | None]:
+    """The texts of two versions of one file (`second` None: the file as it is now), for a
+    diff of any two. InvalidInput (422) for versions of two different files."""
+    if second is not None and second.path != first.path:
+        raise InvalidInput(
+            f"Versions {first.pk} and {second.pk} are of different files: compare versions "
+            "of one file."
+        )
+    before = text_of(content(first))
+    after = text_of(content(second)) if second is not None else workspace.read(first.path)
+    return before, after
+
+
+# --- who made a version -------------------------------------------------------------------
+
+OWNER, AGENT, JOB, RULE, OUTSIDE_WHO, APP = "owner", "agent", "job", "rule", "outside", "app"
+
+
+def who(version: FileVersion | None) -> tuple[str, str]:
+    """Who made a version, as (kind, name): the owner (their name), an agent (its id), a job
+    (`job:<id>` — its proposal approved by someone, or a run's own write), a standing rule,
+    a change made outside the app, or the app itself; ("", "") for no version."""
+    if version is None:
+        return "", ""
+    actor, source = version.actor, version.source
+    if version.op == Op.OUTSIDE:
+        return OUTSIDE_WHO, ""
+    if source.startswith("job:"):
+        return JOB, source
+    if actor.startswith("job:"):
+        return JOB, actor
+    if actor.startswith("agent:"):
+        return AGENT, actor.removeprefix("agent:")
+    if actor.startswith(("rule:", "auto:")):
+        return RULE, actor
+    if actor:
+        return OWNER, actor
+    return APP, ""
+
+
 # --- blame ----------------------------------------------------------------------------------
 
 

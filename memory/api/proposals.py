@@ -3,6 +3,7 @@ the person's job, so agent tokens get 403 on every route here, listing included.
 
 from __future__ import annotations
 
+from django.utils.http import urlencode
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
@@ -18,7 +19,7 @@ from memory.api.serializers import (
     ReapplySerializer,
 )
 from memory.auth import IsOwner, actor_name
-from memory.errors import InvalidInput, NotFound
+from memory.errors import Conflict, InvalidInput, NotFound
 from proposals import actions, diff
 from proposals.models import Proposal
 
@@ -180,7 +181,21 @@ class ProposalUndo(APIView):
         responses={200: ProposalSerializer, 409: OpenApiTypes.OBJECT},
     )
     def post(self, request: Request, proposal_id: int) -> Response:
-        proposal = actions.undo(get_proposal_or_404(proposal_id), by=actor_name(request))
+        try:
+            proposal = actions.undo(get_proposal_or_404(proposal_id), by=actor_name(request))
+        except Conflict as exc:
+            paths = exc.extra.get("paths") or []
+            if paths:
+                # What to do instead: restore a version, from the file's history.
+                exc.extra["instead"] = (
+                    "Undo only puts back a text nobody changed since. Restore an earlier "
+                    "version from the file's history instead (what was written since stays "
+                    "in the history)."
+                )
+                exc.extra["history"] = [
+                    f"/api/memory/history?{urlencode({'path': p})}" for p in paths
+                ]
+            raise
         return Response(ProposalSerializer(proposal).data)
 
 

@@ -448,3 +448,7 @@ class BlameLineSerializer(serializers.Serializer):
     date = serializers.DateTimeField(allow_null=True)
     actor = serializers.CharField(allow_blank=True)
     source = serializers.CharField(allow_blank=True)
+    # Who made the line's version: owner, agent, job, rule, outside (edited outside the
+    # app), app; "" when the line is in no recorded version. `who_name` names them.
+    who = serializers.CharField(allow_blank=True)
+    who_name = serializers.CharField(allow_blank=True)

@@ -30,6 +30,7 @@ urlpatterns = [
     re_path(r"^memory/user/facts/(?P<name>[\s\S]+)$", user.FactView.as_view(), name="fact"),
     path("memory/search", search.MemorySearchView.as_view(), name="search"),
     path("memory/history", history.HistoryList.as_view(), name="history-list"),
+    path("memory/history/compare", history.HistoryCompare.as_view(), name="history-compare"),
     path("memory/history/<int:version_id>", history.HistoryDetail.as_view(), name="version"),
     path(
         "memory/history/<int:version_id>/restore",

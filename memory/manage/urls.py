@@ -45,6 +45,7 @@ urlpatterns = [
     path("proposals/bulk/", proposals.bulk_decide, name="bulk"),
     path("rules/<int:rule_id>/revoke/", proposals.revoke_rule, name="revoke-rule"),
     path("history/", history.file_history, name="history"),
+    path("history/compare/", history.compare_versions, name="compare"),
     path("history/<int:version_id>/", history.version_detail, name="version"),
     path("history/<int:version_id>/restore/", history.restore_version, name="restore"),
     path("blame/", history.file_blame, name="blame"),

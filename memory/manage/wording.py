@@ -50,6 +50,16 @@ KINDS = {
     "stale": _("stale"),
 }
 
+# Who made a version of a file (memory.history.who), before their name.
+WHO = {
+    "owner": _("owner"),
+    "agent": _("agent"),
+    "job": _("job"),
+    "rule": _("standing rule"),
+    "outside": _("edited outside the app"),
+    "app": _("the app"),
+}
+
 # What a proposed line and an existing one state differently (memory.disagreement).
 VALUE_KINDS = {
     "day": _("day"),

@@ -70,6 +70,20 @@ def proposal_kind(value: str) -> str:
 
 
 @register.filter
+def who(version) -> str:
+    """Who made a file version, in words: "owner alice", "agent master", "job
+    job:nightly", "edited outside the app" (memory.history.who)."""
+    from memory.history import who as who_made
+    from memory.manage.wording import WHO
+
+    kind, name = who_made(version)
+    if not kind:
+        return ""
+    label = str(WHO.get(kind, kind))
+    return f"{label} {name}".strip()
+
+
+@register.filter
 def value_kind(value: str) -> str:
     """What kind of value two lines disagree on (day, number, name), in the page's
     language."""

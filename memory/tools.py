@@ -144,7 +144,10 @@ def _check_schema(schema: object, where: str) -> None:
     if unknown:
         raise ValueError(f"{where}: unsupported schema keywords {sorted(unknown)}.")
     kind = schema.get("type")
-    if kind not in _TYPES:
+    if isinstance(kind, list) and len(kind) == 2 and "null" in kind:
+        # [type, "null"]: an optional argument that may be null (a write's `reason`).
+        kind = next(item for item in kind if item != "null")
+    if not isinstance(kind, str) or kind not in _TYPES:
         raise ValueError(f"{where}: type must be one of {sorted(_TYPES)}, not {kind!r}.")
     if schema.get("additionalProperties", False) not in (False, True):
         raise ValueError(f"{where}: additionalProperties must be true or false.")
@@ -174,7 +177,9 @@ def _problem(error: jsonschema.ValidationError) -> str:
         unknown = sorted(key for key in error.instance if key not in allowed)
         return " ".join(f"Unknown argument: {key}." for key in unknown)
     if rule == "type":
-        return f"{where} must be of type {schema['type']}."
+        kinds = schema["type"]
+        kinds = " or ".join(kinds) if isinstance(kinds, list) else kinds
+        return f"{where} must be of type {kinds}."
     if rule == "enum":
         return f"{where} must be one of {', '.join(json.dumps(c) for c in schema['enum'])}."
     if rule == "minLength":

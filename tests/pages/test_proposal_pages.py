@@ -230,3 +230,41 @@ def test_a_wiki_batch_shows_one_diff_per_page_and_approves_as_one(pages, master,
     pages.post(f"/manage/memory/proposals/{batch.pk}/approve/")
     assert (workspace / "memory/wiki/entities/eco-retreat.md").exists()
     assert "thứ Năm" in (workspace / "memory/wiki/entities/minh.md").read_text()
+
+
+def test_a_stale_rewrite_is_reapplied_from_its_page_with_the_conflict_shown(
+    pages, master, workspace
+):
+    notes.write_memory(master, "- a\n- keep\n- Báo cáo thứ Sáu.\n")
+    proposal = write_memory_or_propose(
+        master, "- a (2026-01-05)\n- keep\n- Báo cáo thứ Bảy.\n", source="job:nightly"
+    )
+    notes.write_memory(master, "- a\n- keep\n- Báo cáo thứ Năm.\n")
+
+    card = text_of(pages.get(f"/manage/memory/proposals/{proposal.pk}/"))
+    shown = text_of(pages.get(f"/manage/memory/proposals/{proposal.pk}/reapply/"))
+    form = {"path-0": "MEMORY.md", "seen-0": "stale", "merged-0": "", "text-0": ""}
+    moved = pages.post(f"/manage/memory/proposals/{proposal.pk}/reapply/", form, follow=True)
+
+    assert "Re-apply on the current text…" in card
+    assert "1 change merged" in shown
+    assert "1 change conflicts with what changed since (left out)" in shown
+    assert '<span class="diff-added">+- Báo cáo thứ Bảy.\n</span>' in shown
+    assert '<span class="diff-same"> - Báo cáo thứ Năm.\n</span>' in shown
+    assert "changed again since you looked" in text_of(moved)
+    from memory import history
+
+    merged = "- a (2026-01-05)\n- keep\n- Báo cáo thứ Năm.\n"
+    form = {
+        "path-0": "MEMORY.md",
+        "seen-0": history.current_hash("MEMORY.md"),
+        "merged-0": merged,
+        "text-0": merged,
+    }
+    done = text_of(
+        pages.post(f"/manage/memory/proposals/{proposal.pk}/reapply/", form, follow=True)
+    )
+    assert f"Proposal {proposal.pk} approved, re-applied on the current text." in done
+    assert (workspace / "MEMORY.md").read_text() == merged
+    proposal.refresh_from_db()
+    assert proposal.status == "approved"

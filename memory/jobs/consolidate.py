@@ -160,13 +160,9 @@ def heading_above(text: str, line: str) -> str | None:
 
 
 def reason_texts(rewrite: Rewrite) -> list[str]:
-    """The model's reasons as the lines a person reads on the card."""
-    return [
-        f"{item['action']}: {item['line']}"
-        + (f" (under {item['heading']})" if item.get("heading") else "")
-        + f" — {item['why']}"
-        for item in rewrite.reasons
-    ]
+    """The model's reasons as the lines a person reads on the card (an added line's heading
+    stays in the structured reasons: the diff shows the line under it)."""
+    return [f"{item['action']}: {item['line']} — {item['why']}" for item in rewrite.reasons]
 
 
 # --- the proposal kind ---------------------------------------------------------------------

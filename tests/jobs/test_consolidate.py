@@ -438,4 +438,4 @@ def test_an_added_line_names_the_heading_it_stands_under_in_the_rewrite():
 
     assert rewrite.reasons[0]["heading"] == "Lịch"  # where the text puts it, not the claim
     assert "heading" not in rewrite.reasons[1]
-    assert reason_texts(rewrite)[0] == "add: - Bơi thứ Bảy. (2026-01-05) (under Lịch) — new"
+    assert reason_texts(rewrite)[0] == "add: - Bơi thứ Bảy. (2026-01-05) — new"

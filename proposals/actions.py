@@ -570,32 +570,65 @@ def _refuse_stale_edit(row: Proposal, current: dict[str, str]) -> None:
 
 def _approve_append(row: Proposal, *, by: str, payload: dict, extra: dict | None) -> Proposal:
     """Approve an append: its text computed against the file as it is now, under the
-    file's lock, then written like any approval (exactly once, row first, file last)."""
+    file's lock, then written like any approval (exactly once, row first, file last).
+
+    Before writing, the row says so (`decision["applying"]`, committed on its own): an
+    approval killed after its write but before its commit leaves that mark, and the retry
+    finds the lines on disk — written by the killed one — and records them instead of
+    adding them twice, whatever was written to the file since."""
     kind = get_kind(row.kind)
     paths = list(planned_writes(row))
     decision = dict(extra or {})
     if payload != {k: v for k, v in (row.payload or {}).items() if k != "writes"}:
         decision["edited"] = paths
     with _decision_attributed(row, "approval", by), _locked_all(paths):
+        before = {path: workspace.read(path) for path in paths}
+        current = {path: workspace.hash_text(text) for path, text in before.items()}
+        found = _written_by_a_killed_approval(row, before, current, payload, decision)
+        if found is not None:
+            writes, before = found
+        else:
+            writes = kind.changes(agent=row.agent, payload=payload)
+            Proposal.objects.filter(pk=row.pk, status=PENDING).update(
+                decision={"applying": {p: workspace.hash_text(t) for p, t in writes.items()}}
+            )
         with transaction.atomic():
-            before = {path: workspace.read(path) for path in paths}
-            current = {path: workspace.hash_text(text) for path, text in before.items()}
-            planned = planned_writes(row)
-            if (
-                not decision.get("edited")
-                and all(current[path] == workspace.hash_text(planned[path]) for path in paths)
-                and any(current[path] != _base_hashes(row).get(path) for path in paths)
-            ):
-                # The planned text is on disk already: an approval that died before its
-                # commit wrote it (see the module docstring). Recorded, not written twice.
-                writes, before = planned, previous_texts(row)
-            else:
-                writes = kind.changes(agent=row.agent, payload=payload)
             _claim(row, APPROVED, by=by, now=timezone.now())
             _write_approved(row, writes, current, decision, replaced=before)
     row.refresh_from_db()
     _after_write(row)
     return row
+
+
+def _written_by_a_killed_approval(
+    row: Proposal,
+    before: dict[str, str | None],
+    current: dict[str, str],
+    payload: dict,
+    decision: dict,
+) -> tuple[dict[str, str | None], dict[str, str | None]] | None:
+    """(what is on disk, what it replaced) when an approval of this append was killed after
+    writing it: the planned text is on disk, or — the row marked as being applied — its
+    lines stand together in the file. None otherwise."""
+    if decision.get("edited"):
+        return None
+    planned = planned_writes(row)
+    bases = _base_hashes(row)
+    if all(current[p] == workspace.hash_text(planned[p]) for p in planned) and any(
+        current[p] != bases.get(p) for p in planned
+    ):
+        return dict(planned), previous_texts(row)
+    if not (row.decision or {}).get("applying"):
+        return None
+    run = [f"{line}\n" for line in payload.get("lines") or []]
+    replaced: dict[str, str | None] = {}
+    for path, text in before.items():
+        lines = textdiff.lines_of(text)
+        at = textdiff.find_run(lines, run, near=len(lines))
+        if at is None:
+            return None
+        replaced[path] = "".join(lines[:at] + lines[at + len(run) :])
+    return dict(before), replaced
 
 
 def _without_stale(

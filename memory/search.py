@@ -4,9 +4,11 @@ Plain words, ranked, explainable — the rules (docs/decisions.md, "Search"):
 
 - Query and text are compared folded (`memory.text.fold`); the query is split into words
   once, where it comes in (`memory.query.Query`: each word with the rule it matches by).
-  A word of four or more characters matches anywhere inside a word of the text (`sach` in
-  `sachs`); a shorter one only whole (`doc` is not in `docs`); a run of Han, Kana or Hangul
-  anywhere at any length (`心跳`).
+  A word of four or more characters matches the words it starts (`sach` in `sachs`), and
+  inside a longer word only when no entry of the scope holds it at a word's start (`rent`
+  in `current`); a shorter one only whole (`doc` is not in `docs`); a run of Han, Kana or
+  Hangul anywhere at any length (`心跳`). At most MAX_FORMS words of the text, of the
+  scopes searched only.
 - An entry is a block of lines (`memory.text.blocks`: a paragraph, or a list item with its
   continuation lines, capped) of MEMORY.md or any `.md` below the agent's `memory/` — the
   wiki's machine block left out — or one fact (description and body together).
@@ -87,7 +89,8 @@ class WordWeight:
     rule: str  # "whole" (three characters or fewer), "inside", or "anywhere" (Han/Kana/Hangul)
     entries: int  # how many entries of the scope hold it (a word holding it, once each)
     weight: float
-    forms: list[str]  # the words of the text it matched (first 20)
+    forms: list[str]  # the words of the text it matched (first 20), of the scope only
+    capped: bool = False  # it matched more than MAX_FORMS words: the closest were used
 
 
 @dataclass
@@ -114,30 +117,80 @@ class _Word:
     weight: int = 0  # thousandths
     token_set: frozenset[str] = frozenset()
     inside: bool = False  # counted inside longer words: no entry holds it at a word's start
+    capped: bool = False  # more words of the text matched than MAX_FORMS
 
     @property
     def expr(self) -> str:
         return "(" + " OR ".join(f'"{token}"' for token in self.tokens) + ")"
 
 
-def _expand(index: search_index.Index, query_word: QueryWord) -> tuple[list[str], list[int]]:
-    """The words of the text a query word matches (SPEC §6.1 word rules)."""
+# The search's budget (SPEC §6.1): a query word matches at most this many words of the
+# text — of the scopes searched only. One agent's file of 30,000 words sharing a substring
+# made every search expand to all of them (60–90 s each, for every agent); now another
+# agent's words are never looked at, and the searcher's own are cut to the closest ones.
+MAX_FORMS = 200
+# Past this many words of the whole index holding a query word, its forms are looked for
+# among the searched scopes' own words rather than through the index of every word.
+CANDIDATES = 2000
+
+
+# The closest forms first: the word itself, then words it starts, then the shortest (the
+# fewest letters around it), then in order. Sorted by SQLite, in C and outside the GIL, so
+# a search with many forms does not hold up the other threads of its process.
+_CLOSEST = "ORDER BY t.token <> ?, substr(t.token, 1, ?) <> ?, length(t.token), t.token LIMIT ?"
+
+
+def _few_candidates(db, word: str) -> bool:
+    """Whether at most CANDIDATES words of the whole index hold `word` (a bounded probe of
+    the trigram index)."""
+    found = db.execute(
+        "SELECT count(*) FROM (SELECT rowid FROM tokens_fts WHERE tokens_fts MATCH ? LIMIT ?)",
+        (f'"{word}"', CANDIDATES + 1),
+    ).fetchone()[0]
+    return found <= CANDIDATES
+
+
+def _expand(
+    index: search_index.Index, query_word: QueryWord, scope_ids: list[int]
+) -> tuple[list[str], list[int], bool]:
+    """The words of the text a query word matches (SPEC §6.1 word rules) that stand in at
+    least one of the scopes `scope_ids` — never a word only another scope holds — at most
+    MAX_FORMS of them, the closest first; and whether any were left out."""
     db = index.db
     word = query_word.text
+    if not scope_ids:
+        return [], [], False
+    marks = ",".join("?" * len(scope_ids))
+    in_scope = f"EXISTS (SELECT 1 FROM df WHERE df.token = t.id AND df.scope IN ({marks}))"
+    closest = (word, len(word), word, MAX_FORMS + 1)
     if query_word.rule == WHOLE:
-        rows = db.execute("SELECT token, id FROM tokens WHERE token = ?", (word,)).fetchall()
-    elif len(word) >= 3:
+        rows = db.execute(
+            f"SELECT t.token, t.id FROM tokens t WHERE t.token = ? AND {in_scope}",
+            (word, *scope_ids),
+        ).fetchall()
+    elif len(word) >= 3 and _few_candidates(db, word):
         rows = db.execute(
             "SELECT t.token, t.id FROM tokens_fts f JOIN tokens t ON t.id = f.rowid "
-            "WHERE tokens_fts MATCH ?",
-            (f'"{word}"',),
+            f"WHERE tokens_fts MATCH ? AND instr(t.token, ?) > 0 AND {in_scope} {_CLOSEST}",
+            (f'"{word}"', word, *scope_ids, *closest),
         ).fetchall()
-        rows = [row for row in rows if word in row[0]]  # the trigram match is exact; belt
+    elif len(word) >= 3:
+        # Many words of the whole index hold it (someone's file of 30,000 such words):
+        # look through the searched scopes' own words instead, so the cost is theirs.
+        rows = db.execute(
+            f"SELECT t.token, t.id FROM df JOIN tokens t ON t.id = df.token "
+            f"WHERE df.scope IN ({marks}) AND instr(t.token, ?) > 0 GROUP BY t.id {_CLOSEST}",
+            (*scope_ids, word, *closest),
+        ).fetchall()
     else:  # one or two characters of Han, Kana or Hangul
         rows = db.execute(
-            "SELECT token, id FROM tokens WHERE spaceless AND instr(token, ?) > 0", (word,)
+            f"SELECT t.token, t.id FROM tokens t WHERE t.spaceless AND instr(t.token, ?) > 0 "
+            f"AND {in_scope} {_CLOSEST}",
+            (word, *scope_ids, *closest),
         ).fetchall()
-    return [row[0] for row in rows], [row[1] for row in rows]
+    capped = len(rows) > MAX_FORMS
+    rows = rows[:MAX_FORMS]
+    return [row[0] for row in rows], [row[1] for row in rows], capped
 
 
 def weight(df: int, entries: int) -> int:
@@ -179,13 +232,14 @@ def _weigh(
         ).fetchone()[0]
     parsed = []
     for query_word in query.words:
-        tokens, ids = _expand(index, query_word)
+        tokens, ids, capped = _expand(index, query_word, scope_ids)
         inside = False
         if query_word.rule == INSIDE:
             starts = [i for i, token in enumerate(tokens) if token.startswith(query_word.text)]
             start_ids = [ids[i] for i in starts]
             if starts and _df(db, scope_ids, start_ids):
                 tokens, ids = [tokens[i] for i in starts], start_ids
+                capped = capped and len(tokens) >= MAX_FORMS  # the closest come first
             else:
                 inside = bool(tokens)
         df = _df(db, scope_ids, ids)
@@ -198,6 +252,7 @@ def _weigh(
                 weight(df, total),
                 frozenset(tokens),
                 inside,
+                capped,
             )
         )
     return parsed, total
@@ -511,7 +566,7 @@ def _refresh(index: search_index.Index, paths: Iterable[str]) -> None:
 
 def _run(query: Query, pools: list[_Pool], limit: int, *, merge: bool) -> list[Hit]:
     """The best `limit` hits (SPEC §6.1): of the one pool, or (merge) of every pool ranked
-    on its own and interleaved by rank (§6.2), all words first across the pools. Only the
+    on its own and interleaved by rank (§6.2), words weighed across the pools. Only the
     rows kept are read back from their files."""
     index = search_index.get()
     search_index.catch_up(index)
@@ -887,7 +942,7 @@ def explain(
     return Explained(
         total,
         [
-            WordWeight(w.word, q.rule, w.df, w.weight / 1000, sorted(w.tokens)[:20])
+            WordWeight(w.word, q.rule, w.df, w.weight / 1000, sorted(w.tokens)[:20], w.capped)
             for w, q in zip(words, query.words, strict=True)
         ],
     )
@@ -945,7 +1000,9 @@ def search_window(
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
         raise InvalidInput("offset must be a whole number, 0 or more.")
     query = as_query(query)
-    wanted = max(count_up_to, offset + limit) + 1
+    # Bounded work: rows past the counted ones and one more page are never fetched, so an
+    # offset far past the end (up to 2^63) costs what the last page costs — an empty page.
+    wanted = min(max(count_up_to, offset + limit), count_up_to + MAX_LIMIT) + 1
     found = _search_all(query, agent_id=agent_id, limit=wanted)
     capped = len(found) >= wanted
     if capped:

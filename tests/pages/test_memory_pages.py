@@ -262,7 +262,8 @@ def test_the_search_page_shows_lines_date_heading_and_on_request_the_weights(
     assert "Weight" not in html
 
     html = text_of(pages.get("/manage/memory/search/?q=huyet+ap+bac+si&explain=1"))
-    assert "How each word counted, over 3 entries" in html
+    # The heading and the block; the note's date heading is no entry (SPEC §6.1).
+    assert "How each word counted, over 2 entries" in html
     assert "<td><code>huyet</code></td><td>inside longer words too</td><td>1</td>" in html
     assert "<td><code>ap</code></td><td>as a whole word</td><td>1</td>" in html
 

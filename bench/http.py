@@ -194,7 +194,7 @@ class Server:
         self.process = subprocess.Popen(
             ["make", "--no-print-directory", "run", f"PORT={self.port}"],
             cwd=self.root,
-            env=self.env,
+            env={**self.env, "PYTHONPATH": str(self.root)},
             stdout=self.log,
             stderr=subprocess.STDOUT,
             start_new_session=True,

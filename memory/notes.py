@@ -192,17 +192,21 @@ def _note_day(name: str) -> dt.date | None:
     return parsed[0] if parsed else None
 
 
-def _sorted_names(agent: Agent) -> tuple[list[str], list[str]]:
+def _sorted_names(agent: Agent) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(the daily notes' names without `.md`, newest first; the other Markdown files'
     names, by name) of the agent's `memory/`, from one listing of the directory — no
-    stat, no read.
+    stat, no read — kept while the directory is unchanged (workspace.from_names).
 
     Newest first is by day, then by name without `.md` descending, which is simply the
     names without `.md` descending: a note's name starts with its ISO day."""
+    return workspace.from_names(agent.path(NOTES_DIR), "notes", _sort_names)
+
+
+def _sort_names(listed: list[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     stems: list[str] = []
     others: list[str] = []
     shaped = LOOSE_NOTE_NAME_RE.fullmatch  # note_day's names, checked without a call each
-    for name in workspace.list_names(agent.path(NOTES_DIR)):
+    for name in listed:
         if shaped(name, 0, len(name) - 3):  # list_names gives names ending in .md
             stems.append(name[:-3])
         else:
@@ -218,7 +222,7 @@ def _sorted_names(agent: Agent) -> tuple[list[str], list[str]]:
             continue
         notes.append(stem)
     others.sort()
-    return notes, others
+    return tuple(notes), tuple(others)
 
 
 def _infos(agent: Agent, names: list[str]) -> list[NoteInfo]:
@@ -233,6 +237,19 @@ def _infos(agent: Agent, names: list[str]) -> list[NoteInfo]:
         )
         for info in workspace.file_infos(agent.path(NOTES_DIR), names)
     ]
+
+
+def sorted_note_names(agent: Agent) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(the daily notes' names without `.md`, newest first; the other Markdown files
+    directly in `memory/`, by name): what notes_listing pages through, from a stat of the
+    directory (its names are listed again only when it changed)."""
+    return _sorted_names(agent)
+
+
+def note_infos(agent: Agent, names: list[str]) -> list[NoteInfo]:
+    """NoteInfo of these files of the agent's `memory/` (one lstat each; a file gone
+    since it was listed is left out)."""
+    return _infos(agent, names)
 
 
 def notes_listing(
@@ -266,19 +283,10 @@ def list_notes(agent: Agent, *, include_other: bool = False) -> list[NoteInfo]:
 
 
 def count_notes(agent: Agent, *, include_other: bool = False) -> int:
-    """How many notes notes_listing would list: one listing of the directory, no stat."""
-    names = workspace.list_names(agent.path(NOTES_DIR))
-    if include_other:
-        return len(names)
-    shaped, from_iso, count = LOOSE_NOTE_NAME_RE.fullmatch, dt.date.fromisoformat, 0
-    for name in names:
-        if shaped(name, 0, len(name) - 3):
-            try:
-                from_iso(name[:10])
-            except ValueError:
-                continue
-            count += 1
-    return count
+    """How many notes notes_listing would list: a stat of the directory (its names are
+    listed again only when it changed), no stat of a note."""
+    stems, others = _sorted_names(agent)
+    return len(stems) + (len(others) if include_other else 0)
 
 
 def read_note(agent: Agent, name: str) -> str:

@@ -412,10 +412,16 @@ def _refresh(index: search_index.Index, paths: Iterable[str]) -> None:
         raise
 
 
-def _run(query: Query, pools: list[_Pool], limit: int, *, merge: bool) -> list[Hit]:
+_ALL = slice(None)
+
+
+def _run(
+    query: Query, pools: list[_Pool], limit: int, *, merge: bool, shown: slice = _ALL
+) -> tuple[list[Hit], int]:
     """The best `limit` hits (SPEC §6.1): of the one pool, or (merge) of every pool ranked
-    on its own and interleaved by rank (§6.2), all words first across the pools. Only the
-    rows kept are read back from their files."""
+    on its own and interleaved by rank (§6.2), all words first across the pools; and how
+    many rows were found (at most `limit`). Only the rows `shown` of those (all of them by
+    default: a page of a window) are read back from their files and returned."""
     index = search_index.get()
     search_index.catch_up(index)
     for pool in pools:
@@ -423,8 +429,8 @@ def _run(query: Query, pools: list[_Pool], limit: int, *, merge: bool) -> list[H
     for attempt in range(4):
         try:
             rows, words = _select(index, query, pools, limit)
-            kept = _interleave_rows(rows, limit, len(words)) if merge else rows[0]
-            return _hits(index, pools, kept, words)
+            kept = _interleave_rows(rows, limit, len(words)) if merge else rows[0][:limit]
+            return _hits(index, pools, kept[shown], words), len(kept)
         except _Stale as stale:
             if attempt == 3:
                 raise RuntimeError(f"search: files keep changing under it: {stale.paths}") from None
@@ -494,7 +500,7 @@ def search(
         pool = _Pool(USER_SCOPE, None, [search_index.USER_SCOPE_DIR])
     else:
         pool = _agent_pool(agent, include_user=include_user)
-    return _run(query, [pool], limit, merge=False)
+    return _run(query, [pool], limit, merge=False)[0]
 
 
 def explain(
@@ -529,17 +535,20 @@ def _all_pools() -> list[_Pool]:
     return pools
 
 
-def _search_all(query: Query, *, agent_id: str | None, limit: int) -> list[Hit]:
+def _search_all(
+    query: Query, *, agent_id: str | None, limit: int, shown: slice = _ALL
+) -> tuple[list[Hit], int]:
     """SPEC §6.2. With agent_id: that agent's files and the user scope, as `search` ranks
     them. Without: every agent's results and the user scope's, each ranked on its own
-    (words weighed over all of them, so ranks compare) and interleaved by rank. Raises
-    NotFound for an unknown agent, InvalidInput as `search`."""
+    (words weighed over all of them, so ranks compare) and interleaved by rank. The hits
+    `shown` of the best `limit`, and how many of those there are. Raises NotFound for an
+    unknown agent, InvalidInput as `search`."""
     from memory.agents import get_agent_or_404
 
     if agent_id is not None:
         pool = _agent_pool(get_agent_or_404(agent_id), include_user=True)
-        return _run(query, [pool], limit, merge=False)
-    return _run(query, _all_pools(), limit, merge=True)
+        return _run(query, [pool], limit, merge=False, shown=shown)
+    return _run(query, _all_pools(), limit, merge=True, shown=shown)
 
 
 COUNT_CAP = 1000
@@ -576,11 +585,12 @@ def search_window(
         raise InvalidInput("offset must be a whole number, 0 or more.")
     query = as_query(query)
     wanted = max(count_up_to, offset + limit) + 1
-    found = _search_all(query, agent_id=agent_id, limit=wanted)
-    capped = len(found) >= wanted
-    if capped:
-        found = found[: wanted - 1]
-    return Window(found[offset : offset + limit], len(found), capped, offset, limit)
+    # Only the page's hits are read back from their files; the rest are counted.
+    hits, found = _search_all(
+        query, agent_id=agent_id, limit=wanted, shown=slice(offset, offset + limit)
+    )
+    capped = found >= wanted
+    return Window(hits, min(found, wanted - 1), capped, offset, limit)
 
 
 def _lines(hit: Hit) -> str:

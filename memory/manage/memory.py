@@ -17,6 +17,7 @@ from memory import facts, notes, reading, search
 from memory.agents import get_agent_or_404
 from memory.errors import Conflict, DomainError, InvalidInput
 from memory.jobs import nightly
+from memory.listing import Pages
 from memory.manage.forms import FactForm, FileForm, NewFactForm, SearchForm, attach_error
 from memory.manage.layout import (
     INDEX_CAP,
@@ -270,7 +271,15 @@ def _agent_memory(request, agent: Agent, form: FileForm, body: str, status: int 
         {
             "form": form,
             "memory_count": count_info(body, MEMORY_CAP),
-            "notes": (pager := paginate(request, notes.list_notes(agent), label=_("notes"))).items,
+            "notes": (
+                pager := paginate(
+                    request,
+                    Pages(
+                        lambda offset, limit: notes.notes_listing(agent, offset=offset, limit=limit)
+                    ),
+                    label=_("notes"),
+                )
+            ).items,
             "pager": pager,
             "memory_path": notes.memory_path(agent),
             "file_warnings": list(warnings),

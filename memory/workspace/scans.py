@@ -8,13 +8,17 @@ file on every call (search, the wiki's vault); `read_scanned` reads what it foun
 
 from __future__ import annotations
 
+import collections
 import os
 import stat as stat_module
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
-from memory.errors import PathRefused
+from memory.errors import DomainError, PathRefused
+from memory.workspace.disk import volume_now_ns
 from memory.workspace.paths import LOCK_DIR, check_relative, composed_name, resolve, root
 from memory.workspace.style import decode
 
@@ -101,6 +105,77 @@ def list_names(rel_dir: str, *, suffix: str = ".md") -> list[str]:
             ]
     except (FileNotFoundError, NotADirectoryError):
         return []
+
+
+# What `from_names` keeps per process: values derived from directories' names, each with
+# the directory's stamp; at most this many names' worth (least recently used go first).
+NAMES_KEPT = 400_000
+# A directory changed this close to when it was listed may change again within the same
+# timestamp tick, its stamp unchanged: such a listing is used once, never kept.
+RACY_NS = 2_000_000_000
+_derived: collections.OrderedDict[tuple[str, str], tuple[tuple, object, int]] = (
+    collections.OrderedDict()
+)
+_derived_names = 0
+_derived_lock = threading.Lock()
+
+T = TypeVar("T")
+
+
+def _dir_stamp(path: os.PathLike | str) -> tuple | None:
+    try:
+        st = os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    if not stat_module.S_ISDIR(st.st_mode):
+        return None
+    return (st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev, st.st_size)
+
+
+def from_names(rel_dir: str, key: str, derive: Callable[[list[str]], T]) -> T:
+    """`derive(list_names(rel_dir))`, computed again only when the directory changed.
+
+    A directory's own stamp (mtime, ctime, inode) changes whenever a name is added to it,
+    removed or renamed — by the app or by hand — so a value derived from its names (a
+    count, the names sorted) is kept per process beside the stamp it was derived at and
+    reused while a stat of the directory says the same: a listing costs one stat, not a
+    walk of every name. A listing taken while the directory was changing, or within
+    RACY_NS of its last change (a change in the same timestamp tick would leave the stamp
+    as it is), is used but not kept. `key` names what `derive` computes (one directory
+    may have several). A missing directory derives from no names."""
+    global _derived_names
+    base = resolve(rel_dir) if rel_dir else root()
+    memo_key = (str(base), key)
+    before = _dir_stamp(base)
+    if before is None:
+        return derive([])
+    with _derived_lock:
+        kept = _derived.get(memo_key)
+        if kept is not None and kept[0] == before:
+            _derived.move_to_end(memo_key)
+            return kept[1]  # type: ignore[return-value]
+    names = list_names(rel_dir)
+    value = derive(names)
+    if _dir_stamp(base) != before or not _settled(before[1]):
+        return value
+    with _derived_lock:
+        old = _derived.pop(memo_key, None)
+        _derived_names -= old[2] if old else 0
+        _derived[memo_key] = (before, value, len(names))
+        _derived_names += len(names)
+        while _derived_names > NAMES_KEPT and len(_derived) > 1:
+            _gone, (_s, _v, count) = _derived.popitem(last=False)
+            _derived_names -= count
+    return value
+
+
+def _settled(ctime_ns: int) -> bool:
+    """Whether a change stamped `ctime_ns` is older than RACY_NS on the volume's clock
+    (False when that clock cannot be read: nothing is kept)."""
+    try:
+        return volume_now_ns() - ctime_ns > RACY_NS
+    except DomainError:
+        return False
 
 
 def file_infos(rel_dir: str, names: list[str]) -> list[FileInfo]:

@@ -77,13 +77,16 @@ def _memory_home(
     query = (request.GET.get("fq") or "").strip()
     wanted = Query.parse(query, allow_empty=True)
     fact_type = request.GET.get("type") or ""
-    all_facts = facts.list_facts()
-    shown = [
-        fact
-        for fact in all_facts
-        if (not fact_type or fact.type == fact_type)
-        and _matches(wanted, f"{fact.name} {fact.description} {fact.body}")
-    ]
+    fact_total = facts.count_facts()
+    if wanted.words or fact_type:  # a filter reads every fact
+        shown = [
+            fact
+            for fact in facts.list_facts()
+            if (not fact_type or fact.type == fact_type)
+            and _matches(wanted, f"{fact.name} {fact.description} {fact.body}")
+        ]
+    else:  # only the page's facts are read
+        shown = Pages(lambda offset, limit: facts.facts_listing(offset=offset, limit=limit))
     pager = paginate(request, shown, label=_("facts"))
     return page(
         request,
@@ -94,13 +97,13 @@ def _memory_home(
             "user_count": count_info(shown_body, USER_CAP),
             "facts": pager.items,
             "pager": pager,
-            "fact_total": len(all_facts),
+            "fact_total": fact_total,
             "fact_query": query,
             "fact_type": fact_type,
             "fact_types": facts_types(),
             "new_fact_form": new_fact_form or NewFactForm(),
             "user_is_new": not shown_body.strip() and not user_form.is_bound,
-            "first_run": not shown_body.strip() and not all_facts,
+            "first_run": not shown_body.strip() and not fact_total,
             "user_template": USER_TEMPLATE,
             "index_count": count_info(facts.read_index(), INDEX_CAP),
             "file_warnings": list(warnings),

@@ -232,7 +232,7 @@ def _fact_names() -> tuple[str, ...]:
     """The names of every fact, sorted, from one listing of the directory (no stat, no
     read), kept while the directory is unchanged (workspace.from_names). A hand-made file
     whose name is not a slug cannot be addressed as a fact."""
-    return workspace.from_names(FACTS_DIR, "facts", _sorted_fact_names)
+    return workspace.from_names(FACTS_DIR, "facts", _sorted_fact_names, _resorted_fact_names)
 
 
 def _sorted_fact_names(listed: list[str]) -> tuple[str, ...]:
@@ -242,6 +242,20 @@ def _sorted_fact_names(listed: list[str]) -> tuple[str, ...]:
         if file_name != INDEX_NAME and len(stem) <= 64 and FACT_NAME_RE.fullmatch(stem):
             names.append(stem)
     return tuple(sorted(names))
+
+
+def _resorted_fact_names(
+    names: tuple[str, ...], added: frozenset[str], removed: frozenset[str]
+) -> tuple[str, ...]:
+    """_sorted_fact_names of the listing with `added` and `removed` changed, by bisect."""
+    kept = list(names)
+    for name in _sorted_fact_names(list(removed)):
+        at = bisect.bisect_left(kept, name)
+        if at < len(kept) and kept[at] == name:
+            del kept[at]
+    for name in _sorted_fact_names(list(added)):
+        bisect.insort(kept, name)
+    return tuple(kept)
 
 
 def list_facts() -> list[Fact]:

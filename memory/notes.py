@@ -7,6 +7,7 @@ name can never point outside `memory/`.
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import logging
 from dataclasses import dataclass, field
@@ -199,7 +200,7 @@ def _sorted_names(agent: Agent) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
     Newest first is by day, then by name without `.md` descending, which is simply the
     names without `.md` descending: a note's name starts with its ISO day."""
-    return workspace.from_names(agent.path(NOTES_DIR), "notes", _sort_names)
+    return workspace.from_names(agent.path(NOTES_DIR), "notes", _sort_names, _resort_names)
 
 
 def _sort_names(listed: list[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -223,6 +224,34 @@ def _sort_names(listed: list[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
         notes.append(stem)
     others.sort()
     return tuple(notes), tuple(others)
+
+
+def _resort_names(
+    sorted_names: tuple[tuple[str, ...], tuple[str, ...]],
+    added: frozenset[str],
+    removed: frozenset[str],
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """_sort_names of the listing with `added` and `removed` changed: the few names that
+    came or went put in or taken out where they belong (bisect), the rest kept."""
+    stems, others = sorted_names
+    new_notes, new_others = _sort_names(sorted(added))
+    gone_notes, gone_others = _sort_names(sorted(removed))
+    # Notes are kept newest first: bisect over the names turned around.
+    ascending = list(reversed(stems))
+    for stem in gone_notes:
+        at = bisect.bisect_left(ascending, stem)
+        if at < len(ascending) and ascending[at] == stem:
+            del ascending[at]
+    for stem in new_notes:
+        bisect.insort(ascending, stem)
+    kept_others = list(others)
+    for name in gone_others:
+        at = bisect.bisect_left(kept_others, name)
+        if at < len(kept_others) and kept_others[at] == name:
+            del kept_others[at]
+    for name in new_others:
+        bisect.insort(kept_others, name)
+    return tuple(reversed(ascending)), tuple(kept_others)
 
 
 def _infos(agent: Agent, names: list[str]) -> list[NoteInfo]:

@@ -108,18 +108,25 @@ def list_names(rel_dir: str, *, suffix: str = ".md") -> list[str]:
 
 
 # What `from_names` keeps per process: values derived from directories' names, each with
-# the directory's stamp; at most this many names' worth (least recently used go first).
+# the names and the directory's stamp; at most this many names' worth (least recently
+# used go first).
 NAMES_KEPT = 400_000
 # A directory changed this close to when it was listed may change again within the same
-# timestamp tick, its stamp unchanged: such a listing is used once, never kept.
+# timestamp tick, its stamp unchanged: such a listing is not trusted without listing again.
 RACY_NS = 2_000_000_000
-_derived: collections.OrderedDict[tuple[str, str], tuple[tuple, object, int]] = (
-    collections.OrderedDict()
-)
-_derived_names = 0
-_derived_lock = threading.Lock()
 
 T = TypeVar("T")
+
+
+class _Kept(NamedTuple):
+    stamp: tuple | None  # the directory's, when the listing can be trusted alone
+    names: frozenset[str]
+    value: object
+
+
+_derived: collections.OrderedDict[tuple[str, str], _Kept] = collections.OrderedDict()
+_derived_names = 0
+_derived_lock = threading.Lock()
 
 
 def _dir_stamp(path: os.PathLike | str) -> tuple | None:
@@ -132,18 +139,25 @@ def _dir_stamp(path: os.PathLike | str) -> tuple | None:
     return (st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev, st.st_size)
 
 
-def from_names(rel_dir: str, key: str, derive: Callable[[list[str]], T]) -> T:
-    """`derive(list_names(rel_dir))`, computed again only when the directory changed.
+def from_names(
+    rel_dir: str,
+    key: str,
+    derive: Callable[[list[str]], T],
+    update: Callable[[T, frozenset[str], frozenset[str]], T] | None = None,
+) -> T:
+    """`derive(list_names(rel_dir))`, derived again only when the directory changed.
 
     A directory's own stamp (mtime, ctime, inode) changes whenever a name is added to it,
     removed or renamed — by the app or by hand — so a value derived from its names (a
-    count, the names sorted) is kept per process beside the stamp it was derived at and
-    reused while a stat of the directory says the same: a listing costs one stat, not a
-    walk of every name. A listing taken while the directory was changing, or within
-    RACY_NS of its last change (a change in the same timestamp tick would leave the stamp
-    as it is), is used but not kept. `key` names what `derive` computes (one directory
-    may have several). A missing directory derives from no names."""
-    global _derived_names
+    count, the names sorted) is kept per process beside the names and the stamp it was
+    derived at, and reused while a stat of the directory says the same: a listing costs
+    one stat, not a walk of every name. When the directory changed, its names are listed
+    again and, with `update(value, added, removed)`, the value is brought up to date from
+    the names that came and went instead of derived from all of them. A listing taken
+    while the directory was changing, or within RACY_NS of its last change (a change in
+    the same timestamp tick would leave the stamp as it is), is listed again next time.
+    `key` names what is derived (one directory may have several). A missing directory
+    derives from no names."""
     base = resolve(rel_dir) if rel_dir else root()
     memo_key = (str(base), key)
     before = _dir_stamp(base)
@@ -151,22 +165,36 @@ def from_names(rel_dir: str, key: str, derive: Callable[[list[str]], T]) -> T:
         return derive([])
     with _derived_lock:
         kept = _derived.get(memo_key)
-        if kept is not None and kept[0] == before:
+        if kept is not None and kept.stamp == before:
             _derived.move_to_end(memo_key)
-            return kept[1]  # type: ignore[return-value]
+            return kept.value  # type: ignore[return-value]
     names = list_names(rel_dir)
-    value = derive(names)
-    if _dir_stamp(base) != before or not _settled(before[1]):
-        return value
+    listed = frozenset(names)
+    if kept is None:
+        value = derive(names)
+    else:
+        added, removed = listed - kept.names, kept.names - listed
+        if not added and not removed:
+            value = kept.value
+        elif update is not None and len(added) + len(removed) <= len(listed) // 4:
+            value = update(kept.value, added, removed)  # type: ignore[arg-type]
+        else:
+            value = derive(names)
+    trusted = _dir_stamp(base) == before and _settled(before[1])
+    _keep(memo_key, _Kept(before if trusted else None, listed, value))
+    return value
+
+
+def _keep(memo_key: tuple[str, str], kept: _Kept) -> None:
+    global _derived_names
     with _derived_lock:
         old = _derived.pop(memo_key, None)
-        _derived_names -= old[2] if old else 0
-        _derived[memo_key] = (before, value, len(names))
-        _derived_names += len(names)
+        _derived_names -= len(old.names) if old else 0
+        _derived[memo_key] = kept
+        _derived_names += len(kept.names)
         while _derived_names > NAMES_KEPT and len(_derived) > 1:
-            _gone, (_s, _v, count) = _derived.popitem(last=False)
-            _derived_names -= count
-    return value
+            _gone, dropped = _derived.popitem(last=False)
+            _derived_names -= len(dropped.names)
 
 
 def _settled(ctime_ns: int) -> bool:

@@ -7,18 +7,16 @@ name can never point outside `memory/`.
 
 from __future__ import annotations
 
-import bisect
 import datetime as dt
 import logging
 from dataclasses import dataclass, field
 
-from memory import agents, workspace
+from memory import agents, reading, workspace
 from memory.clock import local_now
 from memory.errors import InvalidInput, NotFound, PathRefused
 from memory.listing import Listing, page_bounds
 from memory.models import Agent
 from memory.text import (
-    LOOSE_NOTE_NAME_RE,
     fence_mark,
     fold_single_line,
     note_day,
@@ -195,63 +193,8 @@ def _note_day(name: str) -> dt.date | None:
 
 def _sorted_names(agent: Agent) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(the daily notes' names without `.md`, newest first; the other Markdown files'
-    names, by name) of the agent's `memory/`, from one listing of the directory — no
-    stat, no read — kept while the directory is unchanged (workspace.from_names).
-
-    Newest first is by day, then by name without `.md` descending, which is simply the
-    names without `.md` descending: a note's name starts with its ISO day."""
-    return workspace.from_names(agent.path(NOTES_DIR), "notes", _sort_names, _resort_names)
-
-
-def _sort_names(listed: list[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    stems: list[str] = []
-    others: list[str] = []
-    shaped = LOOSE_NOTE_NAME_RE.fullmatch  # note_day's names, checked without a call each
-    for name in listed:
-        if shaped(name, 0, len(name) - 3):  # list_names gives names ending in .md
-            stems.append(name[:-3])
-        else:
-            others.append(name)
-    stems.sort(reverse=True)
-    from_iso = dt.date.fromisoformat
-    notes = []
-    for stem in stems:
-        try:
-            from_iso(stem[:10])
-        except ValueError:  # shaped like a date, but not one (2026-02-30)
-            others.append(f"{stem}.md")
-            continue
-        notes.append(stem)
-    others.sort()
-    return tuple(notes), tuple(others)
-
-
-def _resort_names(
-    sorted_names: tuple[tuple[str, ...], tuple[str, ...]],
-    added: frozenset[str],
-    removed: frozenset[str],
-) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """_sort_names of the listing with `added` and `removed` changed: the few names that
-    came or went put in or taken out where they belong (bisect), the rest kept."""
-    stems, others = sorted_names
-    new_notes, new_others = _sort_names(sorted(added))
-    gone_notes, gone_others = _sort_names(sorted(removed))
-    # Notes are kept newest first: bisect over the names turned around.
-    ascending = list(reversed(stems))
-    for stem in gone_notes:
-        at = bisect.bisect_left(ascending, stem)
-        if at < len(ascending) and ascending[at] == stem:
-            del ascending[at]
-    for stem in new_notes:
-        bisect.insort(ascending, stem)
-    kept_others = list(others)
-    for name in gone_others:
-        at = bisect.bisect_left(kept_others, name)
-        if at < len(kept_others) and kept_others[at] == name:
-            del kept_others[at]
-    for name in new_others:
-        bisect.insort(kept_others, name)
-    return tuple(reversed(ascending)), tuple(kept_others)
+    names, by name) of the agent's `memory/` (memory.reading.note_names)."""
+    return reading.note_names(agent)
 
 
 def _infos(agent: Agent, names: list[str]) -> list[NoteInfo]:
@@ -266,19 +209,6 @@ def _infos(agent: Agent, names: list[str]) -> list[NoteInfo]:
         )
         for info in workspace.file_infos(agent.path(NOTES_DIR), names)
     ]
-
-
-def sorted_note_names(agent: Agent) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(the daily notes' names without `.md`, newest first; the other Markdown files
-    directly in `memory/`, by name): what notes_listing pages through, from a stat of the
-    directory (its names are listed again only when it changed)."""
-    return _sorted_names(agent)
-
-
-def note_infos(agent: Agent, names: list[str]) -> list[NoteInfo]:
-    """NoteInfo of these files of the agent's `memory/` (one lstat each; a file gone
-    since it was listed is left out)."""
-    return _infos(agent, names)
 
 
 def notes_listing(
@@ -560,8 +490,6 @@ def write_memory_file(agent: Agent, rel: str, body: str, *, base_hash: str | Non
     dir (`memory/...md`) and must be one memory_get can read; wiki pages are refused (they
     are written through the wiki, which keeps their sources and links). With base_hash,
     Conflict when the file changed since. InvalidInput / PathRefused for anything else."""
-    from memory.reading import resolve_memory_path
-
     if not isinstance(body, str):
         raise InvalidInput("A memory file must be text.")
     if not rel.startswith(f"{NOTES_DIR}/"):
@@ -569,5 +497,5 @@ def write_memory_file(agent: Agent, rel: str, body: str, *, base_hash: str | Non
     if rel.startswith(f"{NOTES_DIR}/wiki/"):
         raise InvalidInput("Wiki pages are written with wiki_apply, which keeps their sources.")
     workspace.write_checked(
-        resolve_memory_path(agent, rel), normalise_newlines(body), base_hash=base_hash
+        reading.resolve_memory_path(agent, rel), normalise_newlines(body), base_hash=base_hash
     )

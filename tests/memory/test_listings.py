@@ -203,7 +203,7 @@ def test_names_that_came_and_went_update_the_sorted_names_as_sorting_all_would()
     pool = [f"2026-{m:02d}-{d:02d}{sfx}.md" for m in range(1, 13) for d in range(1, 32)
             for sfx in ("", "-1030", "_x")] + ["README.md", "a.md", "2026-02-30-x.md"]  # fmt: skip
     names = set(rng.sample(pool, 300))
-    value = notes._sort_names(sorted(names))
+    value = reading._sort_names(sorted(names))
     fact_pool = [f"fact-{n}.md" for n in range(400)] + ["INDEX.md", "Not A Slug.md"]
     fact_names = set(rng.sample(fact_pool, 200))
     fact_value = facts._sorted_fact_names(sorted(fact_names))
@@ -211,8 +211,8 @@ def test_names_that_came_and_went_update_the_sorted_names_as_sorting_all_would()
         added = frozenset(rng.sample(sorted(set(pool) - names), rng.randint(0, 5)))
         removed = frozenset(rng.sample(sorted(names), rng.randint(0, 5)))
         names = (names - removed) | added
-        value = notes._resort_names(value, added, removed)
-        assert value == notes._sort_names(sorted(names))
+        value = reading._resort_names(value, added, removed)
+        assert value == reading._sort_names(sorted(names))
         added = frozenset(rng.sample(sorted(set(fact_pool) - fact_names), rng.randint(0, 5)))
         removed = frozenset(rng.sample(sorted(fact_names), rng.randint(0, 5)))
         fact_names = (fact_names - removed) | added

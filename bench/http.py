@@ -340,6 +340,19 @@ def rg_seconds(home: Path, word: str, paths: list[str]) -> float:
     return time.perf_counter() - started
 
 
+def append_fsync_seconds(path: Path, n: int) -> float:
+    """One line appended to a file on the workspace's volume and fsynced: what the disk
+    alone costs a write (memory_save does this, and more)."""
+    started = time.perf_counter()
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, f"- 10:00 reference line {n}\n".encode())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return time.perf_counter() - started
+
+
 def concurrent_search(port: int, agent_keys: dict, *, requests: int, seconds: float) -> dict:
     """A thread per agent, each with its own token, searching its memory (REST) until
     `requests` in all are done or `seconds` have passed."""
@@ -394,7 +407,10 @@ def measure(data: dict, port: int, runs: int, fact_names: list[str]) -> dict:
     plan = requests_of(data, fact_names)
     every = ["MEMORY.md", "memory", "agents", "users/owner/facts"]
     own = ["MEMORY.md", "memory", "users/owner/facts"]
-    times: dict[str, list[float]] = {name: [] for name in ["floor", "rg every", "rg own", *plan]}
+    times: dict[str, list[float]] = {
+        name: [] for name in ["floor", "rg every", "rg own", "fsync", *plan]
+    }
+    scratch = home.parent / "fsync-reference.md"
     errors: dict[str, dict[int, int]] = {}
     # Warm: every worker imports, opens its index, fills its caches.
     for n in range(4):
@@ -409,6 +425,7 @@ def measure(data: dict, port: int, runs: int, fact_names: list[str]) -> dict:
         word = QUERIES[n % len(QUERIES)].split()[0]
         times["rg every"].append(rg_seconds(home, word, every))
         times["rg own"].append(rg_seconds(home, word, own))
+        times["fsync"].append(append_fsync_seconds(scratch, n))
         for name, (kind, make) in plan.items():
             took, status, content = clients[kind].call(*make(n))
             times[name].append(took)
@@ -501,6 +518,11 @@ def print_one(result: dict) -> None:
         f"p95 {floor['p95'] * 1000:.1f} ms; rg -i -c: every agent's files "
         f"{rg_every * 1000:.1f} ms, the default agent's {rg_own * 1000:.1f} ms"
     )
+    fsync = figures["fsync"]
+    print(
+        f"disk (one line appended and fsynced): median {fsync['median'] * 1000:.1f} ms, "
+        f"p95 {fsync['p95'] * 1000:.1f} ms"
+    )
     print(f"{'figure':26} {'median':>9} {'p95':>9} {'÷ floor':>8} {'÷ rg':>6}  target")
     for name, (target, on) in TARGETS.items():
         fig = figures[name]
@@ -539,13 +561,17 @@ def print_growth(results: list[dict]) -> None:
     files = [r["files"] for r in results]
     head = " ".join(f"{str(r['scale']) + '×':>9}" for r in results)
     print(f"\n== by size (median, ms; p95 for the writes) ==\n{'figure':26} {head}  exponent")
-    names = ["floor", "rg every", "rg own", *TARGETS]
+    names = ["floor", "rg every", "rg own", "fsync", *TARGETS]
     for name in names:
         on = TARGETS.get(name, (None, "median"))[1]
         values = [r["figures"][name][on] for r in results]
         exponent = slope(files, values)
         limit = 1.0 if name in SEARCHES else 1.1
-        flag = "" if name.startswith(("floor", "rg")) or exponent <= limit else " ABOVE"
+        flag = (
+            ""
+            if name in ("floor", "rg every", "rg own", "fsync") or exponent <= limit
+            else " ABOVE"
+        )
         cells = " ".join(f"{v * 1000:9.1f}" for v in values)
         print(f"{name:26} {cells}  {exponent:5.2f}{flag}")
     rows = [

@@ -17,8 +17,6 @@ from memory.manage.layout import agent_or_404, owner_required, page, report_erro
 from memory.manage.paging import paginate
 from memory.manage.rendering import render_markdown
 
-FILES_PER_PAGE = 100
-
 
 @owner_required
 def memory_files(request: HttpRequest, agent_id: str) -> HttpResponse:
@@ -30,7 +28,7 @@ def memory_files(request: HttpRequest, agent_id: str) -> HttpResponse:
         counts.update(found)
         return listing
 
-    pager = paginate(request, Pages(fetch), per_page=FILES_PER_PAGE, label=_("files"))
+    pager = paginate(request, Pages(fetch), label=_("files"))
     return page(
         request,
         "memory/memory_files.html",

@@ -12,13 +12,13 @@ import collections
 import os
 import stat as stat_module
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple, TypeVar
 
-from memory.errors import DomainError, PathRefused
-from memory.workspace.disk import volume_now_ns
+from memory.errors import PathRefused
 from memory.workspace.paths import LOCK_DIR, check_relative, composed_name, resolve, root
 from memory.workspace.style import decode
 
@@ -111,8 +111,10 @@ def list_names(rel_dir: str, *, suffix: str = ".md") -> list[str]:
 # the names and the directory's stamp; at most this many names' worth (least recently
 # used go first).
 NAMES_KEPT = 400_000
-# A directory changed this close to when it was listed may change again within the same
-# timestamp tick, its stamp unchanged: such a listing is not trusted without listing again.
+# A directory's stamp may stay the same through two changes in one timestamp tick: a
+# listing is trusted alone only when it was taken this long (this host's clock) after the
+# stamp it saw was first seen — by then that tick is over, so the listing holds every
+# change that stamp stands for. No clock of the volume is read (a GET writes nothing).
 RACY_NS = 2_000_000_000
 
 T = TypeVar("T")
@@ -125,6 +127,7 @@ class _Kept(NamedTuple):
 
 
 _derived: collections.OrderedDict[tuple[str, str], _Kept] = collections.OrderedDict()
+_first_seen: dict[str, tuple[tuple, int]] = {}  # directory → (stamp, when first seen)
 _derived_names = 0
 _derived_lock = threading.Lock()
 
@@ -154,8 +157,9 @@ def from_names(
     one stat, not a walk of every name. When the directory changed, its names are listed
     again and, with `update(value, added, removed)`, the value is brought up to date from
     the names that came and went instead of derived from all of them. A listing taken
-    while the directory was changing, or within RACY_NS of its last change (a change in
-    the same timestamp tick would leave the stamp as it is), is listed again next time.
+    while the directory was changing, or within RACY_NS of when its stamp was first seen
+    (a change in the same timestamp tick would leave the stamp as it is), is listed again
+    next time. Reads only: nothing is written, not even a clock.
     `key` names what is derived (one directory may have several). A missing directory
     derives from no names."""
     base = resolve(rel_dir) if rel_dir else root()
@@ -180,9 +184,21 @@ def from_names(
             value = update(kept.value, added, removed)  # type: ignore[arg-type]
         else:
             value = derive(names)
-    trusted = _dir_stamp(base) == before and _settled(before[1])
+    trusted = _dir_stamp(base) == before and _settled(memo_key[0], before)
     _keep(memo_key, _Kept(before if trusted else None, listed, value))
     return value
+
+
+def _settled(directory: str, stamp: tuple) -> bool:
+    """Whether `stamp` was first seen more than RACY_NS ago (see RACY_NS)."""
+    now = time.monotonic_ns()
+    with _derived_lock:
+        seen = _first_seen.get(directory)
+        if seen is None or seen[0] != stamp:
+            if len(_first_seen) > 10_000:
+                _first_seen.clear()
+            _first_seen[directory] = seen = (stamp, now)
+    return now - seen[1] > RACY_NS
 
 
 def _keep(memo_key: tuple[str, str], kept: _Kept) -> None:
@@ -195,15 +211,6 @@ def _keep(memo_key: tuple[str, str], kept: _Kept) -> None:
         while _derived_names > NAMES_KEPT and len(_derived) > 1:
             _gone, dropped = _derived.popitem(last=False)
             _derived_names -= len(dropped.names)
-
-
-def _settled(ctime_ns: int) -> bool:
-    """Whether a change stamped `ctime_ns` is older than RACY_NS on the volume's clock
-    (False when that clock cannot be read: nothing is kept)."""
-    try:
-        return volume_now_ns() - ctime_ns > RACY_NS
-    except DomainError:
-        return False
 
 
 def file_infos(rel_dir: str, names: list[str]) -> list[FileInfo]:

@@ -41,7 +41,8 @@ SCREENS = [
     ("15-agent-screen", "/manage/memory/agents/master/"),
     ("16-settings", "/manage/memory/settings/master/"),
     ("17-not-found", "/manage/memory/facts/no-such-fact/"),
-    ("22-every-file", "/manage/memory/agents/master/files/"),
+    ("26-what-was-remembered", "/manage/memory/activity/writes/"),
+    ("27-every-file", "/manage/memory/agents/master/files/"),
 ]
 
 

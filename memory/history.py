@@ -271,6 +271,14 @@ def _line_stats(before: bytes | None, after: bytes | None) -> tuple[int, int]:
     return textdiff.changed_line_count(textdiff.line_opcodes(old, new, seconds=STATS_SECONDS))
 
 
+def _whole_is_smaller(delta: bytes, after: bytes | None) -> bool:
+    """Whether the new text compressed whole would be no larger than its delta. A delta a
+    sixteenth of the text is smaller than the text compressed: not compressed to ask."""
+    if after is None or len(delta) * 16 < len(after):
+        return False
+    return len(delta) >= len(zlib.compress(after, 1))
+
+
 def _new_row(
     path: str,
     last: FileVersion | None,
@@ -304,13 +312,7 @@ def _new_row(
         removed = 0
     else:
         data = _pack(storage, before, after)
-        if (
-            storage == DELTA
-            and after is not None
-            # A delta a sixteenth of the text is smaller than the text compressed.
-            and len(data) * 16 >= len(after)
-            and len(data) >= len(zlib.compress(after, 1))
-        ):
+        if storage == DELTA and _whole_is_smaller(data, after):
             storage, base_seq = FULL, seq
             data = _pack(FULL, None, after)
         if appended is not None:

@@ -372,14 +372,14 @@ def numbered_lines(text: str, query: str = "") -> SafeString:
     if lines and lines[-1] == "":
         lines.pop()
     marked = Query.parse(query, allow_empty=True)
-    label = _("Line %(n)s")
+    label, empty, title = _("Line %(n)s"), _("(empty)"), _("Lines")
     items = [
         f'<li id="L{number}"><a class="line-number" href="#L{number}" aria-label="'
         f'{escape(label % {"n": number})}">{number}</a><span class="line-text">'
         f"{highlight(line, marked) if query else escape(line)}</span></li>"
         for number, line in enumerate(lines, start=1)
-    ] or [f'<li class="muted">{escape(_("(empty)"))}</li>']
-    opening = f'<ol class="lines" aria-label="{escape(_("Lines"))}">'
+    ] or [f'<li class="muted">{escape(empty)}</li>']
+    opening = f'<ol class="lines" aria-label="{escape(title)}">'
     return mark_safe(opening + "".join(items) + "</ol>")  # noqa: S308 — every piece escaped
 
 

@@ -78,6 +78,17 @@ def _no_real_home(tmp_path_factory):
     return home
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _one_secret_key():
+    """Every process a test starts signs with this session's key (a django-q2 worker must
+    verify what the test enqueued), given as SECRET_KEY; so start-up (memory_init) writes no
+    var/secret_key into the checkout, and no run depends on one a previous run left."""
+    from django.conf import settings as django_settings
+
+    os.environ["SECRET_KEY"] = django_settings.SECRET_KEY
+    django_settings.SECRET_KEY_FILE = None  # what the settings say when SECRET_KEY is set
+
+
 @pytest.fixture(autouse=True)
 def _search_reconciles_end_with_the_test():
     """A query may start a reconcile of the search index in the background: let it end

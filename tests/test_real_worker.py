@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 
 from memory import notes, workspace
 from memory.models import Run
@@ -34,6 +35,9 @@ def worker(workspace, model_server, tmp_path):
     env = {
         **os.environ,
         "DATABASE_URL": test_database_url(),
+        # The worker verifies the signature of what this process enqueued: the same key
+        # (without it, a checkout with no var/secret_key gives each process its own).
+        "SECRET_KEY": settings.SECRET_KEY,
         "MY_AGENT_HOME": str(workspace),
         "MEMORY_LLM_PROVIDER": "openai",
         "MEMORY_LLM_BASE_URL": model_server.base_url,
@@ -61,14 +65,18 @@ def worker(workspace, model_server, tmp_path):
     log.close()
 
 
-def wait_for_run(run_id: int, *, seconds: float = 90) -> Run:
+def wait_for_run(run_id: int, log: Path, *, seconds: float = 90) -> Run:
+    """The run once it has ended; if it has not within `seconds`, fails with the worker's
+    log (what it did, or why it never started)."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         run = Run.objects.get(pk=run_id)
         if run.status != Run.Status.RUNNING:
             return run
         time.sleep(0.3)
-    raise AssertionError(f"run {run_id} still running after {seconds}s")
+    raise AssertionError(
+        f"run {run_id} still running after {seconds}s; the worker's log:\n{log.read_text()}"
+    )
 
 
 @pytest.mark.django_db(transaction=True)
@@ -87,7 +95,7 @@ def test_it_consolidates_through_a_real_worker_and_proposes(
 
     response = owner_client.post("/api/agents/master/memory/consolidate")
     assert response.status_code == 202
-    run = wait_for_run(response.json()["run"]["id"])
+    run = wait_for_run(response.json()["run"]["id"], tmp_path / "qcluster.log")
 
     log = (tmp_path / "qcluster.log").read_text()
     assert run.status == Run.Status.SUCCEEDED, (run.summary, log)

@@ -85,7 +85,8 @@ def _busy_day(home: Path, today: dt.date) -> None:
     ]
     (home / f"memory/{today}.md").write_text(f"# {today}\n\n" + "\n".join(lines) + "\n")
     memory = ["# MEMORY.md", ""] + [
-        f"- Sam prefers item {n}: short answers, metric units, the NAS backups (2026-03-{n % 28 + 1:02d})"
+        f"- Sam prefers item {n}: short answers, metric units, the NAS backups "
+        f"(2026-03-{n % 28 + 1:02d})"
         for n in range(120)
     ]
     (home / "MEMORY.md").write_text("\n".join(memory) + "\n")

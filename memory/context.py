@@ -67,6 +67,10 @@ MEMORY_CAP = 24000
 NEW_SINCE_LABEL = "(new since last shown)"
 CHAT_KINDS = ("direct", "group")
 MAX_CONVERSATION_CHARS = 200
+# What a runtime already puts in the model's prompt itself, by section: asked for with its
+# name, the context leaves those sections out, so nothing reaches the model twice (§4.2).
+# OpenClaw injects its workspace's USER.md and MEMORY.md (or memory.md) on every turn.
+RUNTIMES: dict[str, frozenset[str]] = {"openclaw": frozenset({"user", "memory"})}
 
 log = logging.getLogger(__name__)
 
@@ -87,26 +91,44 @@ def _section(title: str, text: str | None, limit: int) -> str | None:
     return f"## {title}\n{cap(text.rstrip(), limit)}"
 
 
-def system_sections(agent: Agent, *, capped: bool = True) -> list[tuple[str, str, str]]:
+def clean_runtime(runtime: object) -> str | None:
+    """A runtime's name (RUNTIMES), None for none; anything else is InvalidInput (422)."""
+    if runtime is None or runtime == "":
+        return None
+    if runtime not in RUNTIMES:
+        raise InvalidInput(
+            f"`runtime` must be one of {', '.join(sorted(RUNTIMES))}, not {runtime!r}."
+        )
+    return runtime  # type: ignore[return-value]
+
+
+def system_sections(
+    agent: Agent, *, capped: bool = True, runtime: str | None = None
+) -> list[tuple[str, str, str]]:
     """(title, workspace path, section text) of each §4.1 section present, in order — the
-    agent screen shows where each came from. capped=False: without the caps."""
+    agent screen shows where each came from. capped=False: without the caps. `runtime`
+    (RUNTIMES) leaves out the sections that runtime injects itself."""
     unlimited = sys.maxsize
+    injected = RUNTIMES[clean_runtime(runtime)] if runtime else frozenset()
     found = []
-    for title, path, limit in (
-        ("USER.md", facts.user_path(), USER_CAP),
-        ("INDEX.md", facts.INDEX_PATH, INDEX_CAP),
-        (notes.memory_file_name(agent), notes.memory_path(agent), MEMORY_CAP),
+    for role, title, path, limit in (
+        ("user", "USER.md", facts.user_path(), USER_CAP),
+        ("index", "INDEX.md", facts.INDEX_PATH, INDEX_CAP),
+        ("memory", notes.memory_file_name(agent), notes.memory_path(agent), MEMORY_CAP),
     ):
+        if role in injected:
+            continue
         section = _section(title, _readable(workspace.read, path), limit if capped else unlimited)
         if section:
             found.append((title, path, section))
     return found
 
 
-def system_prompt(agent: Agent, *, capped: bool = True) -> str:
+def system_prompt(agent: Agent, *, capped: bool = True, runtime: str | None = None) -> str:
     """The §4.1 sections for a private conversation with `agent` ("" when all missing).
-    capped=False: the same without the caps (what the doctor compares against)."""
-    sections = system_sections(agent, capped=capped)
+    capped=False: the same without the caps (what the doctor compares against); `runtime`:
+    without what that runtime injects itself (RUNTIMES)."""
+    sections = system_sections(agent, capped=capped, runtime=runtime)
     return "\n\n".join(section for _title, _path, section in sections)
 
 
@@ -356,14 +378,17 @@ def build_context(
     chat: str | None = "direct",
     *,
     turn: str | None = None,
+    runtime: str | None = None,
 ) -> dict:
     """`{"system", "pre_turn"}` for one turn. `chat` is "direct" (default) or "group";
     a group gets no private memory at all (§4.3). Without a conversation the pre-turn
     block is the preview (no cursor written); with a `turn` it is retry-safe
-    (pre_turn_for_turn)."""
+    (pre_turn_for_turn). `runtime` names a runtime that injects some files itself
+    (RUNTIMES: "openclaw"): their sections are left out of `system` (§4.2)."""
     chat = chat or "direct"
     if chat not in CHAT_KINDS:
         raise InvalidInput(f"`chat` must be one of {', '.join(CHAT_KINDS)}, not {chat!r}.")
+    runtime = clean_runtime(runtime)
     if chat == "group":
         return {"system": "", "pre_turn": ""}
     if conversation is None or conversation == "":
@@ -374,4 +399,4 @@ def build_context(
         pre_turn = pre_turn_for_turn(agent, conversation, turn)
     else:
         pre_turn = pre_turn_block(agent, conversation)
-    return {"system": system_prompt(agent), "pre_turn": pre_turn}
+    return {"system": system_prompt(agent, runtime=runtime), "pre_turn": pre_turn}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from memory.errors import NotFound
 from memory.models import Agent
 from memory.query import Query
 from memory.tools import ToolSpec
@@ -16,10 +17,11 @@ PROMPTS_DIR = Path(__file__).resolve().parent / "prompts" / "tools"
 
 
 def wiki_get(agent: Agent, *, source: str, title: str) -> str:
-    """The whole page a title names (frontmatter, body, machine block), as on disk."""
+    """The whole page a title names (frontmatter, body, machine block), as on disk. A
+    page that is not there is a tool error, as memory_get's missing file is (NotFound)."""
     page = pages.get_page_by_title(agent, title)
     if page is None:
-        return (
+        raise NotFound(
             f"No wiki page is titled {title!r} (page name {pages.page_slug(title)!r}). "
             "Try wiki_search."
         )

@@ -58,7 +58,8 @@ async def exercise(client) -> None:
     saved = await client.call_tool("memory_save", {"text": "ran 5 km"})
     assert not saved.is_error and text(saved).startswith("Saved to memory/")
     found = await client.call_tool("memory_search", {"query": "ran km", "maxResults": 5})
-    assert found.structured_content["results"][0]["text"].endswith("ran 5 km")
+    assert text(found).startswith("[memory/") and text(found).endswith("ran 5 km")
+    assert found.structured_content is None  # one copy of the hits: the text (SPEC §16)
     got = await client.call_tool("memory_get", {"path": "MEMORY.md"})
     assert text(got) == "# Memory\n- master's own line\n"
     fact = await client.call_tool("user_memory_save", FACT)
@@ -66,10 +67,10 @@ async def exercise(client) -> None:
     forgot = await client.call_tool("user_memory_forget", {"name": "tea"})
     assert forgot.structured_content["status"] == "written"
     first = await client.call_tool("memory_context", {"conversation": "c1", "turn": "t1"})
-    assert "Owner: Lan" in first.structured_content["system"]
-    assert "ran 5 km" in first.structured_content["pre_turn"]
+    system, notes = text(first).split("</memory-system>")
+    assert "Owner: Lan" in system and "ran 5 km" in notes and first.structured_content is None
     retry = await client.call_tool("memory_context", {"conversation": "c1", "turn": "t1"})
-    assert retry.structured_content == first.structured_content
+    assert text(retry) == text(first)
     page = {"title": "Eco", "kind": "entity", "sources": ["conv:1"], "body": "Due Friday."}
     assert not (await client.call_tool("wiki_apply", page)).is_error
     assert "Due Friday." in text(await client.call_tool("wiki_get", {"title": "eco"}))

@@ -176,7 +176,6 @@ def main() -> None:
     from django.test import Client
 
     from memory import search_index
-    from memory.agents import ensure_agent_dirs
     from memory.models import Agent, ApiToken
 
     call_command("migrate", verbosity=0)
@@ -185,8 +184,6 @@ def main() -> None:
     files, size = search_bench.build_workspace(
         home, days=3650 * args.scale, facts=1000 * args.scale, agents=args.agents
     )
-    for agent in Agent.objects.all():
-        ensure_agent_dirs(agent)
     report = search_index.build()
     owner = get_user_model().objects.create_superuser("owner", "owner@example.com", "pw-bench-1")
     _, key = ApiToken.issue(user=owner)

@@ -28,9 +28,9 @@ def get_agent_or_404(agent_id: str) -> Agent:
 def create_agent(
     *, id: str, name: str, autonomous: bool = False, memory_consolidate: str = ""
 ) -> Agent:
-    """Create a (non-default) agent from fields a serializer validated; its directory
-    follows (on_agent_saved), its schedule too (memory.jobs.schedules). Conflict (409)
-    when the id is taken, also when two requests race for it."""
+    """Create a (non-default) agent from fields a serializer validated; its schedule
+    follows (memory.jobs.schedules). Its directory comes with its first write (SPEC §1).
+    Conflict (409) when the id is taken, also when two requests race for it."""
     if Agent.objects.filter(pk=id).exists():
         raise Conflict(f"Agent {id!r} exists.", field="id")
     try:
@@ -111,45 +111,19 @@ def _dir_parts(agent: Agent) -> list[str]:
     return ["agents", agent.dir] if agent.dir else []
 
 
-def ensure_agent_dirs(agent: Agent) -> list[str]:
-    """Create the agent dir with its MEMORY.md and memory/ (SPEC §1). An existing
-    MEMORY.md is never touched; a new one is empty (an empty file is left out of the
-    prompt, as a missing one is). Where `memory.md` stands for MEMORY.md, no MEMORY.md is
-    created beside it: OpenClaw would then load the empty one instead.
+def agent_dir_problems() -> dict[str, list[str]]:
+    """Why each agent's dir cannot be used (dir_problems), by agent id, for the agents
+    that have problems — logged, never raised, so start-up always completes (SPEC §1).
 
-    Never raises for the workspace's state: an agent dir that cannot be used (a symbolic
-    link, a file where a folder should be, a read-only or full disk) is logged with the
-    reason and returned as problems, so start-up always completes (SPEC §1)."""
-    problems = dir_problems(agent)
-    if not problems:
-        try:
-            workspace.ensure_dir(agent.path("memory"))
-            if memory_file_name(agent) == MEMORY_FILE:
-                workspace.create(agent.path(MEMORY_FILE))
-        except DomainError as exc:
-            problems = [exc.message]
-    for problem in problems:
-        log.warning("agent %s: %s", agent.id, problem)
-    return problems
-
-
-def on_agent_saved(sender: type[Agent], instance: Agent, created: bool, **kwargs) -> None:
-    """Every way an agent comes to exist (REST, admin, shell) gives it its directory."""
-    if created:
-        ensure_agent_dirs(instance)
-
-
-def ensure_all_dirs() -> dict[str, list[str]]:
-    """ensure_agent_dirs for every agent (and the user scope's folder). Returns the
-    problems found, by agent id ("" for the user scope); logged, never raised."""
+    Looks only: nothing is created. An agent's `MEMORY.md` and `memory/`, and the user
+    scope's `users/owner/facts/`, come with the first write that needs them, so a
+    workspace holds nothing its owner did not ask for (no empty file or folder to show as
+    untracked in their git)."""
     problems: dict[str, list[str]] = {}
-    try:
-        workspace.ensure_dir("users/owner/facts")
-    except DomainError as exc:
-        log.warning("the user scope: %s", exc.message)
-        problems[""] = [exc.message]
     for agent in Agent.objects.all():
-        found = ensure_agent_dirs(agent)
+        found = dir_problems(agent)
+        for problem in found:
+            log.warning("agent %s: %s", agent.id, problem)
         if found:
             problems[agent.id] = found
     return problems

@@ -173,5 +173,6 @@ def test_the_layout_is_what_a_filled_workspace_holds(master, workspace):
     assert (workspace / "users/owner/facts/INDEX.md").is_file()
     for folder in ("entities", "reports"):
         assert (workspace / "memory/wiki" / folder).is_dir()
-    assert (workspace / "agents/helper/MEMORY.md").is_file()
-    assert (workspace / "agents/helper/memory").is_dir()
+    # An agent's folder comes with its first write, never empty before (SPEC §1).
+    assert not (workspace / "agents/helper").exists()
+    assert (workspace / "agents/researcher/memory").is_dir()

@@ -41,6 +41,7 @@ from typing import Any
 from memory import clock, notes
 from memory.errors import Conflict, DomainError, InvalidInput
 from memory.jobs import runs, window
+from memory.jobs.consolidate import notes_floor
 from memory.jobs.llm import (
     NO_MODEL,
     BadAnswer,
@@ -303,7 +304,9 @@ def _fit_prompt(
 
     def build(budget: int) -> tuple[str, str]:
         read = (
-            block if budget == notes.NOTES_BUDGET else notes.read_notes_block(agent, budget=budget)
+            block
+            if budget == notes.NOTES_BUDGET
+            else notes.read_notes_block(agent, budget=budget, since=block.since)
         )
         pages_budget = PAGES_BUDGET * budget // notes.NOTES_BUDGET
         return build_prompt(agent, read.text, vault=vault, pages_budget=pages_budget)
@@ -324,8 +327,9 @@ def _fit_prompt(
 
 
 def _compile_step(run: Run) -> runs.Outcome:
-    # A note that cannot be read as text is left out and named in the reasons.
-    block = notes.read_notes_block(run.agent)
+    # The notes the consolidation reads, from the same first day (SPEC §8, §10.5). A note
+    # that cannot be read as text is left out and named in the reasons.
+    block = notes.read_notes_block(run.agent, since=notes_floor(run.agent))
     outcome = _compile(run, block)
     outcome.reasons = [*block.left_out(), *outcome.reasons]
     return outcome

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from memory import notes
-from memory.agents import default_agent, ensure_agent_dirs
+from memory.agents import default_agent
 from memory.writes import add_memory_lines_or_propose
 from proposals import actions
 from proposals.actions import BaseKind, register_kind
@@ -22,7 +22,6 @@ NEW = OLD.replace("- fact 1\n", "- fact one\n").replace("- fact 9\n", "- fact ni
 
 def test_history_lists_versions_and_restores_one(tab, owner, workspace, screenshots):
     master = default_agent()
-    ensure_agent_dirs(master)
     notes.write_memory(master, "- Lan thích trà\n")
     notes.write_memory(master, "- Lan thích cà phê\n")
     sign_in(tab)
@@ -42,7 +41,6 @@ def test_history_lists_versions_and_restores_one(tab, owner, workspace, screensh
 
 def test_a_rewrite_is_applied_hunk_by_hunk(tab, owner, workspace, screenshots):
     master = default_agent()
-    ensure_agent_dirs(master)
     notes.write_memory(master, OLD)
     proposal = actions.propose(
         "memory_rewrite", agent=master, target="MEMORY.md", payload={"memory": NEW}, source="job:c"
@@ -91,7 +89,6 @@ def test_a_batch_is_applied_page_by_page(tab, owner, workspace):
 
 def test_bulk_approval_reports_each_refusal(tab, owner, workspace, screenshots):
     master = default_agent()
-    ensure_agent_dirs(master)
     _, one = add_memory_lines_or_propose(master, ["Lan chạy bộ lúc 6 giờ"], source="job:a")
     _, two = add_memory_lines_or_propose(master, ["Lan bơi chủ nhật"], source="job:b")
     _, three = add_memory_lines_or_propose(master, ["Lan đọc sách"], source="job:c")

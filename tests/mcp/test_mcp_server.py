@@ -177,6 +177,7 @@ def test_an_interactive_token_names_its_channel(home, master, http_server):
 
 def test_agent_b_reaches_only_b(home, master, http_server):
     helper = Agent.objects.create(id="helper", name="Helper")
+    (home / "agents/helper").mkdir(parents=True)
     (home / "agents/helper/MEMORY.md").write_text("helper's line\n")
 
     async def scenario(client):

@@ -64,7 +64,7 @@ def test_it_creates_an_agent_with_its_directory_and_refuses_a_taken_id(pages, ma
     )
     assert response["Location"] == "/manage/memory/settings/reader/"
     assert Agent.objects.get(pk="reader").name == "Reader"
-    assert (workspace / "agents/reader/MEMORY.md").exists()
+    assert not (workspace / "agents/reader").exists()  # made by its first write (SPEC §1)
     again = pages.post(
         "/manage/memory/settings/new-agent/", {"new-id": "reader", "new-name": "Other"}
     )

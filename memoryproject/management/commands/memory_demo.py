@@ -14,7 +14,7 @@ import os
 from django.core.management.base import BaseCommand, CommandError
 
 from memory import clock, facts, notes, scripts, workspace
-from memory.agents import default_agent, ensure_agent_dirs, ensure_all_dirs
+from memory.agents import default_agent
 from memory.binding import require_own_workspace
 from memory.models import Agent
 from memory.writes import add_memory_lines_or_propose
@@ -174,8 +174,6 @@ def fill_demo() -> str:
 
     master = default_agent()
     helper, _ = Agent.objects.get_or_create(id="researcher", defaults={"name": "Researcher"})
-    ensure_all_dirs()
-    ensure_agent_dirs(helper)
     today = clock.today()
 
     facts.write_user(USER_MD)

@@ -27,6 +27,7 @@ not opened when it does not exist yet.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -36,6 +37,19 @@ from memory import agents, context, facts, workspace
 from memory.errors import PathRefused
 from memory.models import AGENT_ID_VALIDATOR
 from memory.text import FACT_NAME_RE, note_day, parse_frontmatter, parse_note_name
+
+# What other apps find in an agent's files and want the doctor to say (registration, not
+# dispatch by name: the wiki registers what it finds in a vault from WikiConfig.ready()).
+# Each gets the agent and returns data merged into that agent's `wiki` report; it must
+# only read.
+_VAULT_CHECKS: list[Callable[..., dict]] = []
+
+
+def register_vault_check(check: Callable[..., dict]) -> None:
+    """Add a check of an agent's vault to the doctor's report (idempotent)."""
+    if check not in _VAULT_CHECKS:
+        _VAULT_CHECKS.append(check)
+
 
 PERSONA_FILES = (
     "AGENTS.md",
@@ -453,6 +467,9 @@ def diagnose() -> Report:
         agent_report = AgentReport(agent.id, agent.dir, True)
         _prompt(report, agent, agent_report)
         _classify_memory(report, agent_report, agent.path("memory"))
+        if agent_report.wiki:
+            for check in _VAULT_CHECKS:
+                agent_report.wiki.update(check(agent))
         report.agents.append(agent_report)
     _agent_folders(report, known_dirs)
     _creates(report, known)
@@ -566,6 +583,23 @@ def _wiki_lines(wiki: dict) -> list[str]:
             f"{wiki.get('openclaw_blocks', 0)} with OpenClaw's Related block: "
             "read as they are, their blocks left alone"
         )
+    for keys in wiki.get("same_named", []):
+        lines.append(
+            "    one name, two pages (told apart by their folders; link one as "
+            f"[[{keys[0]}]]): " + ", ".join(keys)
+        )
+    ambiguous = wiki.get("ambiguous_links", [])
+    if ambiguous:
+        lines.append(
+            f"    {len(ambiguous)} bare link(s) that match several pages (each opens the first; "
+            "lint reports them as ambiguous):"
+        )
+        lines += [
+            f"      {row['page']}: [[{row['link']}]] matches {', '.join(row['matches'])}"
+            for row in ambiguous[:10]
+        ]
+        if len(ambiguous) > 10:
+            lines.append(f"      … and {len(ambiguous) - 10} more")
     if wiki.get("other"):
         lines.append("    not pages, left as they are: " + ", ".join(wiki["other"]))
     return lines

@@ -340,7 +340,7 @@ def test_it_reports_each_shape_and_changes_nothing(workspace, master, shape, own
         assert "odd names, read as notes of their day: 2026-01-05_1030.md" in text
         assert "not read as a note: 2026-02-30 is not a real date" in text
         assert "OpenClaw memory-wiki page(s)" in text
-        assert "Wiki vault: 4 page(s) (concepts 1, entities 1, sources 2)" in text
+        assert "Wiki vault: 6 page(s) (concepts 2, entities 1, sources 3)" in text
 
 
 def test_it_shows_the_context_before_and_after_the_caps(workspace, master, owner_today):
@@ -557,7 +557,7 @@ def test_the_wiki_report_is_computed_without_writing(hand_written, owner_client)
     assert report["pages"] == 2
     assert {issue["kind"] for issue in report["issues"]} >= {"dangling", "stale"}
     assert report["open_questions"] == [
-        {"slug": "minh", "title": "Minh", "question": "Who is Minh?"}
+        {"slug": "minh", "key": "entities/minh", "title": "Minh", "question": "Who is Minh?"}
     ]
     # Nothing was created: neither the reports nor machine blocks in the pages.
     assert not (hand_written / "memory/wiki/reports").exists()

@@ -115,6 +115,7 @@ bench: setup
 	$(BIN)/python bench/mcp_roundtrip.py
 	$(BIN)/python bench/pages.py
 	$(BIN)/python bench/review.py
+	$(BIN)/python bench/openclaw_view.py
 
 clean:
 	rm -rf $(VENV) node_modules var/static var/test-*.sqlite3*

@@ -25,8 +25,8 @@ def test_it_fills_an_empty_workspace_so_every_tab_shows_something(pages, master,
     home = pages.get("/manage/memory/").content.decode()
     assert "Uống cà phê đen" in home and "stale" in home
     assert 'id="pending-badge">1<' in home
-    page = pages.get("/manage/memory/wiki/master/pages/eco-retreat/").content.decode()
-    assert 'href="/manage/memory/wiki/master/pages/minh/"' in page
+    page = pages.get("/manage/memory/wiki/master/pages/entities/eco-retreat/").content.decode()
+    assert 'href="/manage/memory/wiki/master/pages/entities/minh/"' in page
     assert "Dế Mèn" in pages.get("/manage/memory/agents/master/").content.decode()
     assert "morning-bulletin" in pages.get("/manage/memory/scripts/master").content.decode()
     assert (

@@ -7,7 +7,14 @@ import logging
 from django.db import IntegrityError, transaction
 
 from memory import workspace
-from memory.errors import Conflict, DomainError, NotFound, PathRefused
+from memory.errors import (
+    Conflict,
+    DiskFull,
+    DomainError,
+    NotFound,
+    PathRefused,
+    WorkspaceReadOnly,
+)
 from memory.models import Agent
 
 log = logging.getLogger(__name__)
@@ -29,19 +36,27 @@ def create_agent(
     *, id: str, name: str, autonomous: bool = False, memory_consolidate: str = ""
 ) -> Agent:
     """Create a (non-default) agent from fields a serializer validated; its schedule
-    follows (memory.jobs.schedules). Its directory comes with its first write (SPEC §1).
-    Conflict (409) when the id is taken, also when two requests race for it."""
+    follows (memory.jobs.schedules). Its directory comes with its first write (SPEC §1):
+    nothing is made in the workspace now. Conflict (409) when the id is taken, also when
+    two requests race for it. An agent that could not write its memory is not made: a
+    dir that cannot be used (PathRefused, 422) or a workspace that takes no writes
+    (read-only: WorkspaceReadOnly, 503; full: DiskFull, 507) leaves no row behind."""
     if Agent.objects.filter(pk=id).exists():
         raise Conflict(f"Agent {id!r} exists.", field="id")
     try:
         with transaction.atomic():
-            return Agent.objects.create(
+            agent = Agent.objects.create(
                 id=id,
                 name=name,
                 autonomous=autonomous,
                 memory_consolidate=memory_consolidate,
                 is_default=False,
             )
+            problems = dir_problems(agent)
+            if problems:
+                raise PathRefused(problems[0])
+            _require_writable(agent)  # raises the workspace's error: the row rolls back
+            return agent
     except IntegrityError:
         raise Conflict(f"Agent {id!r} exists.", field="id") from None
 
@@ -109,6 +124,24 @@ def _dir_parts(agent: Agent) -> list[str]:
     # "agents" and "agents/<id>" for a non-default agent; the default agent's dir is the
     # workspace root itself (which may be a link: it is resolved once, at the root).
     return ["agents", agent.dir] if agent.dir else []
+
+
+def _require_writable(agent: Agent) -> None:
+    """WorkspaceReadOnly (503) or DiskFull (507) when the workspace could take none of the
+    agent's writes; looks only (workspace.health), makes nothing."""
+    health = workspace.health()
+    if not health.writable:
+        raise WorkspaceReadOnly(
+            f"The workspace {health.path} is read-only or not writable by this server: "
+            f"agent {agent.id} could not write its memory. Nothing was made.",
+            path=agent.dir,
+        )
+    if health.free_bytes <= 0:
+        raise DiskFull(
+            f"The workspace's disk is full: agent {agent.id} could not write its memory. "
+            "Nothing was made.",
+            path=agent.dir,
+        )
 
 
 def agent_dir_problems() -> dict[str, list[str]]:

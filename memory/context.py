@@ -95,6 +95,10 @@ def _section(title: str, text: str | None, limit: int) -> str | None:
     return f"## {title}\n{cap(text.rstrip(), limit)}"
 
 
+def _read_index(path: str) -> str:
+    return facts.read_index()
+
+
 def clean_runtime(runtime: object) -> str | None:
     """A runtime's name (RUNTIMES), None for none; anything else is InvalidInput (422)."""
     if runtime is None or runtime == "":
@@ -122,7 +126,8 @@ def system_sections(
     ):
         if role in injected:
             continue
-        section = _section(title, _readable(workspace.read, path), limit if capped else unlimited)
+        reader = _read_index if path == facts.INDEX_PATH else workspace.read
+        section = _section(title, _readable(reader, path), limit if capped else unlimited)
         if section:
             found.append((title, path, section))
     return found

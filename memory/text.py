@@ -279,27 +279,46 @@ def parse_note_name(name: str) -> tuple[dt.date, str]:
 # --- text that can be stored ------------------------------------------------------------
 
 
-def refuse_unencodable(value: object, where: str = "text") -> None:
-    """InvalidInput (422) when any string in `value` (a str, or lists and dicts of them,
-    keys included) is not valid Unicode text — a lone surrogate such as JSON's "\ud800",
-    which no UTF-8 file can hold and which YAML would write as an escape that breaks the
-    file when read back. Walked without recursion."""
+INT64_MAX = 2**63 - 1  # the largest integer a database column (or an OFFSET) holds
+
+
+def refuse_unstorable(value: object, where: str = "text", *, numbers: bool = True) -> None:
+    """InvalidInput (422) when anything in `value` (a str, an int, or lists and dicts of
+    them, keys included) cannot be stored as given: a string holding a lone surrogate
+    (JSON's "\\ud800", which no UTF-8 file can hold and which YAML would write as an
+    escape that breaks the file when read back) or a NUL character (PostgreSQL's text and
+    jsonb refuse it, and no Markdown file means one), or an integer outside a signed 64-bit
+    one (no database column holds it; `numbers=False` lets any integer through, for text
+    that holds them only as text, such as frontmatter). The one check every way in calls
+    at its boundary (SPEC §17): the API's JSON parser, its query strings, and the tool
+    dispatcher. Walked without recursion."""
     pending: list[tuple[object, str]] = [(value, where)]
     while pending:
         item, place = pending.pop()
         if isinstance(item, str):
-            try:
-                item.encode("utf-8")
-            except UnicodeEncodeError:
-                raise InvalidInput(
-                    f"{place} is not valid Unicode text (it holds a lone surrogate)."
-                ) from None
+            _refuse_bad_text(item, place)
+        elif isinstance(item, bool):
+            continue
+        elif isinstance(item, int):
+            if numbers and not -INT64_MAX - 1 <= item <= INT64_MAX:
+                raise InvalidInput(f"{place} is out of range (a whole number of at most 2^63 − 1).")
         elif isinstance(item, dict):
             for key, child in item.items():
                 pending.append((key, place))
                 pending.append((child, f"{place}.{key}" if isinstance(key, str) else place))
         elif isinstance(item, list | tuple):
             pending.extend((child, f"{place}[{index}]") for index, child in enumerate(item))
+
+
+def _refuse_bad_text(text: str, place: str) -> None:
+    if "\x00" in text:
+        raise InvalidInput(f"{place} holds a NUL character, which text here cannot hold.")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInput(
+            f"{place} is not valid Unicode text (it holds a lone surrogate)."
+        ) from None
 
 
 # Names other tools give notes of a day, as found in real OpenClaw workspaces:
@@ -356,9 +375,9 @@ def yaml_plain(value: object) -> object:
 
 def dump_frontmatter(meta: dict, body: str) -> str:
     """Markdown text with YAML frontmatter (keys in the given order), ending in a newline.
-    InvalidInput for text that is not valid Unicode (refuse_unencodable)."""
-    refuse_unencodable(meta, "frontmatter")
-    refuse_unencodable(body, "body")
+    InvalidInput for text that is not valid Unicode (refuse_unstorable)."""
+    refuse_unstorable(meta, "frontmatter", numbers=False)
+    refuse_unstorable(body, "body")
     header = yaml.safe_dump(meta, allow_unicode=True, sort_keys=False, default_flow_style=False)
     body = body.strip("\n")
     return f"---\n{header}---\n\n{body}\n" if body else f"---\n{header}---\n"

@@ -36,7 +36,7 @@ from memory.errors import InvalidInput, NotFound
 from memory.models import Agent
 from memory.presence import refuse_source_argument
 from memory.query import Query
-from memory.text import refuse_unencodable
+from memory.text import refuse_unstorable
 
 PROMPTS_DIR = Path(__file__).resolve().parent / "prompts" / "tools"
 
@@ -321,9 +321,9 @@ def call_tool_result(
     if problems:
         raise InvalidInput(" ".join(problems), errors=problems)
     source = validate_source(source)
-    # Every interface (REST, MCP, provider loops) passes here: text that no file can hold
-    # is 422 before the tool runs, as DRF's fields already refuse it for the REST API.
-    refuse_unencodable(arguments, "arguments")
+    # Every interface (REST, MCP, provider loops) passes here: text or a number that
+    # cannot be stored (NUL, a lone surrogate, beyond 64 bits) is 422 before the tool runs.
+    refuse_unstorable(arguments, "arguments")
     # Versions of the files the tool changes name this agent and the call's source.
     actor = source if source.startswith("job:") else f"agent:{agent.id}"
     with attributed(actor=actor, source=source, via="tool"):
@@ -354,7 +354,8 @@ def _proposal_data(proposal) -> dict:
     return {"id": proposal.pk, "kind": proposal.kind, "status": proposal.status}
 
 
-def _proposed(proposal, what: str) -> ToolResult:
+def proposed_result(proposal, what: str) -> ToolResult:
+    """What a tool answers when its write became a proposal (REST: 202)."""
     return ToolResult(
         text=(
             f"Proposed for review (proposal #{proposal.pk}): {what}. Nothing is written "
@@ -468,7 +469,7 @@ def user_memory_save(
         written_by=agent.id,
     )
     if proposal is not None:
-        return _proposed(proposal, f"save the fact {name!r}")
+        return proposed_result(proposal, f"save the fact {name!r}")
     return ToolResult(
         text=f"Saved {facts.fact_path(name)} ({type}): {description}. INDEX.md is updated.",
         data={"status": "written", "path": facts.fact_path(name)},
@@ -481,7 +482,7 @@ def user_memory_forget(agent: Agent, *, source: str, name: str) -> ToolResult:
 
     proposal = writes.forget_fact_or_propose(name, source=source, written_by=agent.id)
     if proposal is not None:
-        return _proposed(proposal, f"forget the fact {name!r}")
+        return proposed_result(proposal, f"forget the fact {name!r}")
     return ToolResult(
         text=f"Forgot {facts.fact_path(name)}. INDEX.md is updated.",
         data={"status": "written", "path": facts.fact_path(name)},

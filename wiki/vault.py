@@ -77,7 +77,7 @@ from memory.text import (
     MACHINE_BLOCK_END,
     MACHINE_BLOCK_START,
     fold,
-    refuse_unencodable,
+    refuse_unstorable,
     slugify,
     yaml_plain,
 )
@@ -226,7 +226,7 @@ _ISO_MOMENT = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z")
 
 
 def _dump_key(key: str, value: object) -> list[str]:
-    refuse_unencodable(value, "frontmatter")
+    refuse_unstorable(value, "frontmatter", numbers=False)
     if isinstance(value, str) and _ISO_MOMENT.fullmatch(value):
         return [f"{key}: {value}"]  # as OpenClaw writes `updatedAt` (toISOString), unquoted
     dumped = yaml.safe_dump(

@@ -2,8 +2,9 @@
 
 `mcp_app()` is an ASGI app: it authenticates `Authorization: Bearer <key>` (or `Token
 <key>`) with the same code as the REST API (memory.auth), then hands the request to the
-SDK's Streamable HTTP transport. No token or a bad one → 401 with `WWW-Authenticate:
-Bearer`; an owner token → 403 (an MCP connection speaks for one agent); a bad
+SDK's Streamable HTTP transport. No token or a bad one → 401 with a JSON body and a
+`WWW-Authenticate: Bearer …` challenge that both name the fix (memory.auth.unauthorized);
+an owner token → 403 (an MCP connection speaks for one agent); a bad
 `X-Memory-Source` or `X-Memory-Runtime` → 422. `X-Memory-Runtime: openclaw` names the
 runtime, so memory_context leaves out what OpenClaw injects itself (SPEC §4.2). The caller
 (agent, job, channel, runtime) rides in the request's scope to the server's handlers
@@ -64,21 +65,23 @@ def _authenticate(
     authorization: str | None, source_header: str | None, runtime_header: str | None = None
 ):
     """(caller, None) or (None, (status, body)). Runs the REST API's token check; the
-    `X-Memory-Source` and `X-Memory-Runtime` headers are checked (422 when bad)."""
+    `X-Memory-Source` and `X-Memory-Runtime` headers are checked (422 when bad). The
+    caller carries the token's row id (`token`) for the stream cap."""
     from dataclasses import replace
 
-    from memory.auth import BadCredential, key_from_header, token_for_key
+    from memory.auth import BadCredential, key_from_header, token_for_key, unauthorized
     from memory.context import clean_runtime
     from memory.errors import InvalidInput
     from memory.presence import caller_with_header
 
+    key = None
     try:
         key = key_from_header(authorization or "")
         if key is None:
-            return None, (401, {"error": "invalid_token", "error_description": "Token required."})
+            return None, (401, unauthorized("No token."))
         token = token_for_key(key)
     except BadCredential as error:
-        return None, (401, {"error": "invalid_token", "error_description": str(error)})
+        return None, (401, unauthorized(str(error), key))
     if not token.agent_id:
         return None, (
             403,
@@ -95,11 +98,11 @@ def _authenticate(
         caller = replace(caller, runtime=clean_runtime(runtime_header))
     except InvalidInput as error:
         return None, (422, {"error": "invalid_request", "error_description": error.message})
-    return caller, None
+    return (caller, token.pk), None
 
 
 def _auth_in_thread(
-    authorization: str | None, source_header: str | None, runtime_header: str | None
+    authorization: str | None, source_header: str | None, runtime_header: str | None = None
 ):
     from django.db import close_old_connections
 
@@ -111,10 +114,16 @@ def _auth_in_thread(
 
 
 class McpApp:
-    """The authenticated `/mcp` endpoint (an ASGI app, with the transport's lifespan)."""
+    """The authenticated `/mcp` endpoint (an ASGI app, with the transport's lifespan).
+
+    A GET opens a stream the server keeps until the client leaves (the transport's
+    server-to-client channel). Each token may hold at most MEMORY_MCP_STREAMS_PER_TOKEN of
+    them open at once in this process (SPEC §16): one more is 429 with a JSON reason, so
+    no client can tie up a web worker with streams in any number."""
 
     def __init__(self) -> None:
         self.server = build_server()
+        self.streams: dict[int, int] = {}  # token row id → GET streams open
         self.transport = self.server.streamable_http_app(
             streamable_http_path=PATH,
             stateless_http=True,
@@ -142,17 +151,48 @@ class McpApp:
                 for value in (authorization, source, runtime)
             )
         )
+        if refusal is None and scope.get("method") == "GET":
+            await self._stream(scope, receive, send, *caller)
+            return
         if refusal is not None:
             status, body = refusal
-            extra = [(b"www-authenticate", b'Bearer realm="agent-memory"')] if status == 401 else []
+            extra = []
+            if status == 401:
+                body, challenge = body
+                extra = [(b"www-authenticate", challenge.encode("ascii"))]
             await _answer(send, status, body, extra)
             return
+        await self._serve(scope, receive, send, caller[0])
+
+    async def _serve(self, scope, receive, send, caller) -> None:
         scope = {**scope, "memory.caller": caller}
         token = current_caller.set(caller)
         try:
             await self.transport(scope, receive, send)
         finally:
             current_caller.reset(token)
+
+    async def _stream(self, scope, receive, send, caller, token_id: int) -> None:
+        cap = settings.MEMORY_MCP_STREAMS_PER_TOKEN
+        if self.streams.get(token_id, 0) >= cap:
+            await _answer(
+                send,
+                429,
+                {
+                    "error": "too_many_streams",
+                    "error_description": f"This token already holds {cap} open MCP streams "
+                    "(GET /mcp) here: close one first. Tool calls (POST) still work.",
+                },
+                [(b"retry-after", b"5")],
+            )
+            return
+        self.streams[token_id] = self.streams.get(token_id, 0) + 1
+        try:
+            await self._serve(scope, receive, send, caller)
+        finally:
+            self.streams[token_id] -= 1
+            if not self.streams[token_id]:
+                del self.streams[token_id]
 
 
 def mcp_app() -> McpApp:

@@ -15,10 +15,16 @@ import os
 from pathlib import Path
 
 from memory.errors import Conflict
-from memory.workspace.disk import fsync_dir, storage, temp_beside, write_atomic
+from memory.workspace.disk import (
+    ensure_machinery_dir,
+    fsync_dir,
+    storage,
+    temp_beside,
+    write_atomic,
+)
 from memory.workspace.hooks import Fingerprint, fingerprint, listening, notify
 from memory.workspace.locks import locked
-from memory.workspace.paths import resolve
+from memory.workspace.paths import STATE_DIR, STATE_DIR_MODE, STATE_FILE_MODE, resolve, root
 from memory.workspace.reading import file_hash, read_bytes_from
 from memory.workspace.style import BOM, encode, encoded, hash_text, normalised, style_at, style_of
 
@@ -178,8 +184,11 @@ def write_unsynced(rel: str, text: str) -> None:
     index's state and the wiki's list of changes are written so. Neither the change log
     nor the hooks hear of it: derived state is not memory."""
     path = resolve(rel)
+    private = rel.startswith(f"{STATE_DIR}/")
     with locked(rel), storage(rel):
-        fd, tmp = temp_beside(path, mode=None)
+        if private:  # the derived state: a folder of 0700, files of 0600
+            ensure_machinery_dir(root() / STATE_DIR, mode=STATE_DIR_MODE)
+        fd, tmp = temp_beside(path, mode=STATE_FILE_MODE if private else None)
         try:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(text.encode("utf-8"))

@@ -114,3 +114,23 @@ def test_the_instructions_name_only_what_the_model_can_do():
     assert named and named <= {tool.name for tool in registered_tools(include_mcp_only=True)}
     assert not any(prompt.name in text for prompt in PROMPTS)
     assert "prompt" not in text
+
+
+@pytest.mark.parametrize(
+    "name, arguments",
+    [
+        ("memory_save", {"text": "a\x00b"}),
+        ("memory_context", {"conversation": "tg-1", "turn": "t\x00"}),
+        ("user_memory_save", {"name": "n", "description": "d\x00", "type": "preference",
+                              "body": "b"}),
+        ("memory_get", {"path": "MEMORY.md", "from_line": 2**63}),
+    ],
+)  # fmt: skip
+def test_nul_and_numbers_past_64_bits_are_errors_over_mcp(workspace, master, name, arguments):
+    """SPEC §17 over MCP: a NUL went through the tools to today's note (and on PostgreSQL
+    broke the context); the same check as REST, in the tool dispatcher."""
+    before = snapshot(workspace)
+    result = call_tool_now(Caller(agent_id="master"), name, arguments)
+    assert result.is_error
+    assert "NUL character" in result.content[0].text or "out of range" in result.content[0].text
+    assert snapshot(workspace) == before

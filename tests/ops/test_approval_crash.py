@@ -134,3 +134,32 @@ def test_a_batch_cut_after_its_first_file_is_completed_by_the_retry():
     assert (workspace.read("notes/a.md"), workspace.read("notes/b.md")) == ("a after\n", "b new\n")
     actions.undo(proposal, by="alice")
     assert (workspace.read("notes/a.md"), workspace.read("notes/b.md")) == ("a before\n", None)
+
+
+@pytest.mark.parametrize("point", ["after-write", "after-commit"])
+def test_index_md_agrees_with_the_facts_after_a_kill_at_any_point(
+    point, master, owner_client, workspace
+):
+    """SPEC §2, §7: an approval killed just after its commit left the fact out of INDEX.md
+    until a later fact write (4 of 18 kills). Every reader sees the fact's line at once;
+    the worker's upkeep writes it."""
+    from memory import facts, maintenance, writes
+
+    facts.save_fact(
+        "coffee", description="black", type="preference", body="", written_by="owner", source="web"
+    )
+    _, proposal = writes.save_fact_or_propose(
+        "tea", description="green tea, no sugar", type="preference", body="Sencha.",
+        source="job:nightly", written_by="master",
+    )  # fmt: skip
+    crash_while_approving(proposal, point)
+    assert (workspace / facts.fact_path("tea")).exists()  # the fact is on disk
+
+    line = "- [tea](tea.md) (preference) — green tea, no sugar"
+    assert line in owner_client.get("/api/memory/user").json()["index"]
+    context = owner_client.get("/api/agents/master/memory/context").json()["system"]
+    assert line in context
+    assert maintenance.upkeep().index_healed
+    on_disk = (workspace / facts.INDEX_PATH).read_text(encoding="utf-8")
+    assert line in on_disk and "[coffee](coffee.md)" in on_disk
+    assert not maintenance.upkeep().index_healed  # agrees now: nothing more to write

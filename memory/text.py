@@ -407,6 +407,58 @@ def fold_single_line(text: str) -> str:
     return " ".join(part.strip() for part in text.splitlines() if part.strip())
 
 
+# --- what a caller says about a write (SPEC §5) ------------------------------------------
+
+MAX_REASON_CHARS = 1000  # a few sentences; the card shows it whole
+MAX_HEADING_CHARS = 200
+
+
+def clean_reason(reason: object) -> str:
+    """A write's optional `reason` — the model's own words on why, shown on the card
+    labelled as such and never read by any rule: "" for None or blank, the text with its
+    line breaks folded to spaces otherwise. InvalidInput (422) for a non-string or more
+    than MAX_REASON_CHARS characters."""
+    if reason is None:
+        return ""
+    if not isinstance(reason, str):
+        raise InvalidInput("`reason` must be text.")
+    folded = fold_single_line(reason)
+    if len(folded) > MAX_REASON_CHARS:
+        raise InvalidInput(f"`reason` may have at most {MAX_REASON_CHARS} characters.")
+    return folded
+
+
+def clean_heading(heading: object) -> str:
+    """The heading a line belongs under (`Lịch`, `## Lịch`): its text without the `#`
+    marks, "" for None or blank. InvalidInput (422) for a non-string, a line break or more
+    than MAX_HEADING_CHARS characters."""
+    if heading is None:
+        return ""
+    if not isinstance(heading, str):
+        raise InvalidInput("`heading` must be text.")
+    if len(heading.splitlines()) > 1:
+        raise InvalidInput("`heading` is one line.")
+    text = heading.strip().lstrip("#").strip()
+    if len(text) > MAX_HEADING_CHARS:
+        raise InvalidInput(f"`heading` may have at most {MAX_HEADING_CHARS} characters.")
+    return text
+
+
+def heading_text(line: str) -> str:
+    """A heading line's words (`## Lịch  ` → `Lịch`); "" for a line that is no heading."""
+    if not is_heading(line):
+        return ""
+    return line.strip().lstrip("#").strip().rstrip("#").strip()
+
+
+def heading_level(line: str) -> int:
+    """How many `#` open a heading line (0 for a line that is no heading)."""
+    if not is_heading(line):
+        return 0
+    stripped = line.lstrip(" ")
+    return len(stripped) - len(stripped.lstrip("#"))
+
+
 # --- the wiki's machine-owned block (SPEC §10.1) --------------------------------------
 
 MACHINE_BLOCK_START = "<!-- wiki:related:start — generated, edits here are replaced -->"

@@ -144,7 +144,10 @@ def _check_schema(schema: object, where: str) -> None:
     if unknown:
         raise ValueError(f"{where}: unsupported schema keywords {sorted(unknown)}.")
     kind = schema.get("type")
-    if kind not in _TYPES:
+    if isinstance(kind, list) and len(kind) == 2 and "null" in kind:
+        # [type, "null"]: an optional argument that may be null (a write's `reason`).
+        kind = next(item for item in kind if item != "null")
+    if not isinstance(kind, str) or kind not in _TYPES:
         raise ValueError(f"{where}: type must be one of {sorted(_TYPES)}, not {kind!r}.")
     if schema.get("additionalProperties", False) not in (False, True):
         raise ValueError(f"{where}: additionalProperties must be true or false.")
@@ -174,7 +177,9 @@ def _problem(error: jsonschema.ValidationError) -> str:
         unknown = sorted(key for key in error.instance if key not in allowed)
         return " ".join(f"Unknown argument: {key}." for key in unknown)
     if rule == "type":
-        return f"{where} must be of type {schema['type']}."
+        kinds = schema["type"]
+        kinds = " or ".join(kinds) if isinstance(kinds, list) else kinds
+        return f"{where} must be of type {kinds}."
     if rule == "enum":
         return f"{where} must be one of {', '.join(json.dumps(c) for c in schema['enum'])}."
     if rule == "minLength":
@@ -455,9 +460,17 @@ def memory_get(
 
 
 def user_memory_save(
-    agent: Agent, *, source: str, name: str, description: str, type: str, body: str
+    agent: Agent,
+    *,
+    source: str,
+    name: str,
+    description: str,
+    type: str,
+    body: str,
+    reason: str | None = None,
 ) -> ToolResult:
-    """Save a shared fact now (a person present) or propose it (a job)."""
+    """Save a shared fact now (a person present) or propose it (a job), with the model's
+    `reason` on the card."""
     from memory import facts, writes
 
     fact, proposal = writes.save_fact_or_propose(
@@ -467,6 +480,7 @@ def user_memory_save(
         body=body,
         source=source,
         written_by=agent.id,
+        reason=reason,
     )
     if proposal is not None:
         return proposed_result(proposal, f"save the fact {name!r}")
@@ -476,11 +490,16 @@ def user_memory_save(
     )
 
 
-def user_memory_forget(agent: Agent, *, source: str, name: str) -> ToolResult:
-    """Forget a shared fact now (a person present) or propose it (a job)."""
+def user_memory_forget(
+    agent: Agent, *, source: str, name: str, reason: str | None = None
+) -> ToolResult:
+    """Forget a shared fact now (a person present) or propose it (a job), with the model's
+    `reason` on the card."""
     from memory import facts, writes
 
-    proposal = writes.forget_fact_or_propose(name, source=source, written_by=agent.id)
+    proposal = writes.forget_fact_or_propose(
+        name, source=source, written_by=agent.id, reason=reason
+    )
     if proposal is not None:
         return proposed_result(proposal, f"forget the fact {name!r}")
     return ToolResult(

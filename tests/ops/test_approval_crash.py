@@ -98,17 +98,44 @@ def test_rejecting_a_change_already_on_disk_is_refused(memory_proposal, helper_a
     assert memory_proposal.status == "pending"  # history does not say "not applied"
 
 
-def test_a_file_changed_after_the_crash_still_supersedes(memory_proposal, helper_agent):
+def test_lines_written_by_a_killed_approval_are_recorded_not_added_twice(
+    memory_proposal, helper_agent
+):
+    """Lines for MEMORY.md apply to the file as it is (SPEC §7): a file changed after the
+    crash does not strand them, and the retry finds them on disk instead of adding them
+    again."""
     path = helper_agent.path("MEMORY.md")
     crash_while_approving(memory_proposal, "after-write")
     hand_edit = workspace.read(path) + "- viết tay sau đó\n"
     workspace.write(path, hand_edit)
 
-    with pytest.raises(actions.Conflict):
-        actions.approve(memory_proposal, by="alice")
+    actions.approve(memory_proposal, by="alice")
 
     memory_proposal.refresh_from_db()
-    assert memory_proposal.status == "superseded"
+    assert memory_proposal.status == "approved"
+    assert workspace.read(path) == hand_edit
+    assert hand_edit.count("Thích trà sen") == 1
+    actions.undo(memory_proposal, by="alice")
+    assert workspace.read(path) == OLD + "- viết tay sau đó\n"
+
+
+def test_a_replacing_proposal_whose_file_changed_after_the_crash_still_supersedes(
+    helper_agent,
+):
+    path = helper_agent.path("MEMORY.md")
+    workspace.write(path, OLD)
+    proposal = actions.propose(
+        "memory_rewrite", agent=helper_agent, target="MEMORY.md", payload={"memory": "mới\n"}
+    )
+    crash_while_approving(proposal, "after-write")
+    hand_edit = workspace.read(path) + "- viết tay sau đó\n"
+    workspace.write(path, hand_edit)
+
+    with pytest.raises(actions.Conflict):
+        actions.approve(proposal, by="alice")
+
+    proposal.refresh_from_db()
+    assert proposal.status == "superseded"
     assert workspace.read(path) == hand_edit
 
 

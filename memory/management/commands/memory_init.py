@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand
 from django.core.management.utils import get_random_secret_key
 from django.db import connection, transaction
 
-from memory import workspace
+from memory import history, workspace
 from memory.agents import agent_dir_problems, default_agent
 from memory.binding import require_own_workspace
 from memory.errors import DomainError
@@ -50,6 +50,12 @@ class Command(BaseCommand):
             workspace.prepare()
         except DomainError as exc:
             self.stderr.write(f"memory_init: the workspace cannot take writes: {exc.message}")
+        recovered = history.recover()
+        if recovered:
+            self.stdout.write(
+                f"memory_init: recorded {len(recovered)} restore(s) a killed process had "
+                "written: " + ", ".join(recovered[:10])
+            )
         removed = workspace.remove_stale_temp_files()
         if removed:
             self.stdout.write(

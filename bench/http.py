@@ -137,7 +137,6 @@ def build(tmp: Path, scale: int, agents: int) -> dict:
     from django.test import Client
 
     from memory import clock
-    from memory.agents import ensure_agent_dirs
     from memory.models import Agent, ApiToken
 
     call_command("migrate", verbosity=0)
@@ -153,8 +152,6 @@ def build(tmp: Path, scale: int, agents: int) -> dict:
     (home / "memory" / f"{today}.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     files += 1
     built = time.perf_counter() - started
-    for agent in Agent.objects.all():
-        ensure_agent_dirs(agent)
     owner = get_user_model().objects.create_superuser("owner", "owner@example.com", "pw-bench-1")
     _, key = ApiToken.issue(user=owner)
     agent_keys = {

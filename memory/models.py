@@ -109,7 +109,8 @@ class NoteCursor(models.Model):
 
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE)
     conversation = models.CharField(max_length=200)
-    note = models.CharField(max_length=100)  # e.g. "2026-11-30.md"
+    # e.g. "2026-11-30.md", "2026-11-30-evening.md": any note's file name (255 bytes at most)
+    note = models.CharField(max_length=255)
     shown_size = models.PositiveBigIntegerField(default=0)
     shown_hash = models.CharField(max_length=64, default="")
     updated_at = models.DateTimeField(auto_now=True)

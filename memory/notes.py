@@ -239,6 +239,23 @@ def _sorted_names(agent: Agent) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return reading.note_names(agent)
 
 
+def day_note_names(agent: Agent, days: list[dt.date]) -> list[str]:
+    """The file names of every note of these days — plain, session (`2026-05-20-0821.md`),
+    slugged (`2026-05-20-evening.md`) and the odd but real names (`2026-05-20_1030.md`) —
+    from one listing of `memory/` (no stat, no read): the days in the order given, and
+    within a day the plain note first (what memory_save appends to: the day's running
+    log), then the others newest first (by name, descending). SPEC §4.2."""
+    wanted = {day.isoformat(): index for index, day in enumerate(days)}
+    found: list[tuple[int, bool, str]] = []
+    for stem in _sorted_names(agent)[0]:  # newest first, real days only
+        index = wanted.get(stem[:10])
+        if index is not None:
+            found.append((index, len(stem) != 10, stem))
+    # A stable sort keeps the listing's newest-first order within (day, plain first).
+    found.sort(key=lambda item: (item[0], item[1]))
+    return [f"{stem}.md" for _index, _suffixed, stem in found]
+
+
 def _infos(agent: Agent, names: list[str]) -> list[NoteInfo]:
     """NoteInfo (day, size, modified) of these files of `memory/`: one lstat each; a
     file gone since the listing is left out."""
@@ -377,6 +394,7 @@ class NotesBlock:
     cut: bool = False
     hashes: dict[str, str] = field(default_factory=dict)
     unreadable: list[tuple[str, str]] = field(default_factory=list)
+    since: dt.date | None = None  # no note of an earlier day was read (read_notes_block)
 
     def left_out(self) -> list[str]:
         """One reason per unreadable note, for a run's reasons (a person reads them)."""
@@ -446,7 +464,11 @@ def _left_out_marker(left_out: int) -> str:
 
 
 def read_notes_block(
-    agent: Agent, *, days: int = NOTES_DAYS, budget: int = NOTES_BUDGET
+    agent: Agent,
+    *,
+    days: int = NOTES_DAYS,
+    budget: int = NOTES_BUDGET,
+    since: dt.date | None = None,
 ) -> NotesBlock:
     """Up to `days` days of the agent's daily notes, newest day first, within `budget`
     characters (SPEC §8). Within a day the plain note comes first, then the other notes
@@ -457,11 +479,15 @@ def read_notes_block(
     that says how many characters were left out, and no older day follows (a gap in the
     middle would hide that days are missing); when less than MIN_CUT_CHARS would be left
     it is left out entirely. So the newest day always contributes, even when it alone is
-    larger than the budget.
+    larger than the budget. With `since`, no note of a day before it is read (the first
+    consolidation of an existing workspace: memory.jobs.consolidate.first_window).
     """
     window: list[str] = []
     seen_days: set[str] = set()
+    oldest = since.isoformat() if since is not None else ""
     for stem in _sorted_names(agent)[0]:  # newest day first
+        if stem[:10] < oldest:
+            break  # every later name is of an earlier day
         if stem[:10] not in seen_days:
             if len(seen_days) == days:
                 break  # older days are beyond the window
@@ -523,7 +549,7 @@ def read_notes_block(
             break
     for name, why in unreadable:
         log.warning("notes block of %s: left out %s: %s", agent.id, name, why)
-    return NotesBlock(text, included_days, names, newest, cut, hashes, unreadable)
+    return NotesBlock(text, included_days, names, newest, cut, hashes, unreadable, since)
 
 
 def write_memory_file(agent: Agent, rel: str, body: str, *, base_hash: str | None = None) -> None:

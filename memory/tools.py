@@ -297,10 +297,18 @@ def get_tool_or_404(name: str, *, include_mcp_only: bool = False) -> Tool:
 
 
 def call_tool_result(
-    agent: Agent, name: str, arguments: dict, *, source: str, include_mcp_only: bool = False
+    agent: Agent,
+    name: str,
+    arguments: dict,
+    *,
+    source: str,
+    include_mcp_only: bool = False,
+    runtime: str | None = None,
 ) -> ToolResult:
     """Validate the arguments against the tool's schema and call it with `source`, the
     presence the interface took from its caller (memory.presence.Caller.source()).
+    `runtime` is the runtime the connection named (memory.presence.Caller.runtime): a tool
+    whose schema takes a `runtime` argument gets it when the model gave none.
 
     Raises NotFound for an unknown tool and InvalidInput (422) for bad arguments — a
     `source` among them included — before the tool runs: nothing is read or written
@@ -312,6 +320,8 @@ def call_tool_result(
     if not isinstance(arguments, dict):
         raise InvalidInput("Tool arguments must be a JSON object.")
     refuse_source_argument(arguments)
+    if runtime is not None and "runtime" in tool.parameters["properties"]:
+        arguments = {"runtime": runtime, **arguments}
     problems = validate(arguments, tool.parameters)
     if problems:
         raise InvalidInput(" ".join(problems), errors=problems)
@@ -383,7 +393,7 @@ def memory_search(
     maxResults: int | None = None,  # noqa: N803 - OpenClaw's argument names
     minScore: float | None = None,  # noqa: N803
     corpus: str | None = None,
-) -> ToolResult:
+) -> str:
     """The §6.1 search of this agent's memory and the shared facts. OpenClaw's arguments:
     `maxResults` (capped at 12), `minScore` (0–1: the share of the query's words an entry
     must hold), `corpus` (accepted and ignored: there is one corpus here)."""
@@ -394,23 +404,10 @@ def memory_search(
     hits = search.search(parsed, agent=agent, limit=limit)
     if minScore:
         hits = [hit for hit in hits if hit.score / len(parsed.words) >= minScore]
-    data = {
-        "results": [
-            {
-                "path": hit.path,
-                "line": hit.line,
-                "end_line": hit.end_line,
-                "date": hit.date,
-                "heading": hit.heading,
-                "text": hit.text,
-                "score": hit.score,
-            }
-            for hit in hits
-        ]
-    }
+    # The text is the one copy of the hits: no structured copy beside it (SPEC §16).
     if not hits:
-        return ToolResult(text=f'No memory matches "{query}".', data=data)
-    return ToolResult(text=search.format_hits(hits), data=data)
+        return f'No memory matches "{query}".'
+    return search.format_hits(hits)
 
 
 _CITATION_RE = re.compile(
@@ -512,20 +509,25 @@ def user_memory_forget(
 
 
 def memory_context(
-    agent: Agent, *, source: str, conversation: str, turn: str | None = None
-) -> ToolResult:
+    agent: Agent,
+    *,
+    source: str,
+    conversation: str,
+    turn: str | None = None,
+    runtime: str | None = None,
+) -> str:
     """The §4 prompt context for a runtime that has no other slot for it (MCP): the
-    system sections and the pre-turn notes block, retry-safe per `turn`."""
+    system sections and the pre-turn notes block, retry-safe per `turn`, without what
+    `runtime` injects itself. One copy: the text, its two parts tagged."""
     from memory import context
 
-    answer = context.build_context(agent, conversation, turn=turn)
+    answer = context.build_context(agent, conversation, turn=turn, runtime=runtime)
     parts = []
     if answer["system"]:
         parts.append(f"<memory-system>\n{answer['system']}\n</memory-system>")
     if answer["pre_turn"]:
         parts.append(f"<memory-notes>\n{answer['pre_turn']}\n</memory-notes>")
-    text = "\n\n".join(parts) or "Memory is empty: nothing to add to this turn."
-    return ToolResult(text=text, data={"system": answer["system"], "pre_turn": answer["pre_turn"]})
+    return "\n\n".join(parts) or "Memory is empty: nothing to add to this turn."
 
 
 MEMORY_TOOLS: tuple[ToolSpec, ...] = (

@@ -139,11 +139,12 @@ def master(db, workspace) -> Agent:
 
 @pytest.fixture
 def helper_agent(db, workspace) -> Agent:
-    """A second agent, living under agents/helper/."""
-    from memory.agents import ensure_agent_dirs
-
+    """A second agent, living under agents/helper/, with its MEMORY.md (empty) and memory/
+    already there — as an agent that has written before has them (the app itself makes
+    them only with a first write, SPEC §1)."""
     agent = Agent.objects.create(id="helper", name="Helper")
-    ensure_agent_dirs(agent)
+    (workspace / "agents/helper/memory").mkdir(parents=True)
+    (workspace / "agents/helper/MEMORY.md").touch()
     return agent
 
 
@@ -156,10 +157,10 @@ def alice(db):
 @pytest.fixture
 def live_owner_key(transactional_db, workspace) -> str:
     """The owner's token key, for tests that talk to a live server over real HTTP (their
-    database must be committed, so transactional). The master agent's dirs exist."""
-    from memory.agents import default_agent, ensure_agent_dirs
+    database must be committed, so transactional)."""
+    from memory.agents import default_agent
 
-    ensure_agent_dirs(default_agent())
+    default_agent()
     user = get_user_model().objects.create_superuser("alice", "a@example.com", "pw-alice-123")
     _, key = ApiToken.issue(user=user)
     return key

@@ -85,6 +85,12 @@ def test_a_tool_loop_runs_the_models_calls_against_the_memory(
     assert first.body["tools"] == exported
     system = first.body["messages"][0]["content"] if format == "openai" else first.body["system"]
     assert "## MEMORY.md" in system
+    # What small local servers need too (llama.cpp): a bound on the answer, the tool
+    # choice stated, and the assistant's tool-call message sent back with its content.
+    assert first.body["max_tokens"] == 1024
+    assert first.body["tool_choice"] in ("auto", {"type": "auto"})
+    (assistant,) = [m for m in second.body["messages"] if m["role"] == "assistant"]
+    assert "content" in assistant
     # The second request carries both tool results.
     sent = str(second.body["messages"])
     assert "[MEMORY.md:2] (# Memory) - the owner runs on Tuesdays" in sent

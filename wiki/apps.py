@@ -25,6 +25,11 @@ class WikiConfig(AppConfig):
             "wiki-graph", compile.is_page_path, compile.refresh_after_restore
         )
         register_tools(tools.WIKI_TOOLS, tools.PROMPTS_DIR)
+        from memory.doctor import register_vault_check
+        from wiki.pages import doctor_findings
+
+        # The doctor names same-named pages and bare links that match several (§10.1).
+        register_vault_check(doctor_findings)
         # The vault settles from the same nightly read as MEMORY.md (§10.5).
         register_follow_up("wiki compile", compile.compile_after_consolidation)
         # A compile lost with its worker is started again once (memory.jobs.runs).

@@ -47,6 +47,7 @@ from memory.errors import Conflict, NotFound
 from memory.jobs.answers import check_answer
 from memory.jobs.llm import BadAnswer, LLMError, Provider
 from memory.models import Agent, Run
+from memory.text import note_day
 
 log = logging.getLogger(__name__)
 
@@ -372,6 +373,19 @@ def last_read_hashes(agent: Agent, kind: str, names: Iterable[str], *, exclude: 
         if not wanted:
             break
     return found
+
+
+def first_read_day(agent: Agent, kind: str, *, exclude: int | None = None) -> dt.date | None:
+    """The earliest day of a note read by the first answered run of `kind` for `agent`
+    that read notes (other than `exclude`), or None when no such run read one."""
+    answered = Run.objects.filter(agent=agent, kind=kind, status__in=ANSWERED).exclude(
+        notes_read={}
+    )
+    if exclude is not None:
+        answered = answered.exclude(pk=exclude)
+    first = answered.order_by("started_at", "id").values_list("notes_read", flat=True).first()
+    days = [parsed[0] for name in first or () if (parsed := note_day(name)) is not None]
+    return min(days) if days else None
 
 
 def new_or_changed(

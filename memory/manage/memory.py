@@ -419,7 +419,11 @@ def edit_url(agent: Agent, path: str) -> str:
             return ""
         return reverse("memory-pages:note", args=[agent.pk, file_name.removesuffix(".md")])
     if folder.startswith("memory/wiki/") and folder.count("/") == 2:
-        return reverse("wiki-pages:page", args=[agent.pk, file_name.removesuffix(".md")])
+        # A wiki page is its path: its folder and its name (SPEC §10.1).
+        page_folder = folder.rsplit("/", 1)[1]
+        return reverse(
+            "wiki-pages:page", args=[agent.pk, page_folder, file_name.removesuffix(".md")]
+        )
     # Any other Markdown file a person keeps in memory/ (the files tab edits it).
     return reverse("memory-pages:memory-file", args=[agent.pk, path])
 

@@ -18,9 +18,8 @@ from cmarkgfm.cmark import Options
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from memory.errors import InvalidInput
 from memory.query import Query
-from memory.text import fold, slugify
+from memory.text import fold
 
 ALLOWED_TAGS = {
     "a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "details", "dl", "dt", "em",
@@ -60,26 +59,28 @@ def _escape_label(text: str) -> str:
     return re.sub(r"([\\\[\]()*_`<>])", r"\\\1", text)
 
 
-def link_wiki_pages(text: str, url_for_slug: Callable[[str], str]) -> str:
-    """Turn `[[Page name|label]]` into a Markdown link to that page's address. A title
-    without any letter or digit stays as written (it names no page)."""
+def link_wiki_pages(text: str, url_for_target: Callable[[str], str | None]) -> str:
+    """Turn `[[Page name|label]]` into a Markdown link to the address `url_for_target`
+    gives for the target as written (`Page name`, `folder/name`); a target it has no
+    address for (no letter or digit: it names no page) stays as written."""
 
     def replace(match: re.Match[str]) -> str:
         title = match.group(1).strip()
         label = (match.group(2) or match.group(1)).strip()
-        try:
-            slug = slugify(title)
-        except InvalidInput:
+        url = url_for_target(title)
+        if url is None:
             return match.group(0)
         hint = title.replace('"', "")
-        return f'[{_escape_label(label)}]({url_for_slug(slug)} "{hint}")'
+        return f'[{_escape_label(label)}]({url} "{hint}")'
 
     return WIKI_LINK_RE.sub(replace, text)
 
 
-def render_markdown(text: str, *, wiki_url: Callable[[str], str] | None = None) -> SafeString:
+def render_markdown(
+    text: str, *, wiki_url: Callable[[str], str | None] | None = None
+) -> SafeString:
     """Markdown → sanitised HTML, safe to put in a page. With `wiki_url`, `[[links]]`
-    become links to `wiki_url(slug)`."""
+    become links to `wiki_url(target as written)` (link_wiki_pages)."""
     if wiki_url is not None:
         text = link_wiki_pages(text, wiki_url)
     # Raw HTML passes through cmark (UNSAFE) to the allow-list, which keeps what is

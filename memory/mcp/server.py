@@ -15,6 +15,8 @@ an agent argument, so a token of agent A reaches only A.
   MEMORY.md and every Markdown file below its memory/ (notes, wiki pages), readable by the
   rules memory_get applies. A refused or missing resource is a protocol error (-32602),
   as MCP defines for resources.
+- **Instructions** (memory/mcp/prompts/instructions.md) name only what the model can do
+  itself: call tools. Prompts are the user's to choose (MCP), so they are not mentioned.
 - **Prompts**: `setup_memory` (what goes where, SPEC §5) and `memory_flush` (store durable
   memories before a conversation is compacted; NO_REPLY when there is nothing to keep),
   read from memory/mcp/prompts/.
@@ -45,11 +47,6 @@ log = logging.getLogger(__name__)
 
 PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
 SERVER_NAME = "agent-memory"
-INSTRUCTIONS = (
-    "The memory of a personal assistant: Markdown files a person reads, edits and approves. "
-    "Call memory_context at the start of each turn; get the setup_memory prompt for what "
-    "goes where."
-)
 USER_URI = "memory://user/USER.md"
 INDEX_URI = "memory://user/facts/INDEX.md"
 FACTS_URI = "memory://user/facts/"
@@ -134,6 +131,7 @@ def call_tool_now(
             arguments if arguments is not None else {},
             source=caller.source(default=MCP_DEFAULT),
             include_mcp_only=True,
+            runtime=caller.runtime,
         )
     except DomainError as error:
         return _error(f"Error: {error.message}")
@@ -292,6 +290,11 @@ async def get_prompt(
     return types.GetPromptResult(description=description, messages=messages)
 
 
+def instructions() -> str:
+    """What the server tells the model when it connects (memory/mcp/prompts)."""
+    return _prompt_text("instructions")
+
+
 def build_server() -> Server:
     """A new low-level Server with every handler of this module."""
     from importlib.metadata import version
@@ -300,7 +303,7 @@ def build_server() -> Server:
         SERVER_NAME,
         version=version("agent-memory"),
         title="Agent memory",
-        instructions=INSTRUCTIONS,
+        instructions=instructions(),
         on_list_tools=list_tools,
         on_call_tool=call_tool,
         on_list_resources=list_resources,

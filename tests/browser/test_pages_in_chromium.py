@@ -98,10 +98,10 @@ def test_it_opens_a_wiki_page_and_follows_a_link(tab, owner, workspace):
     tab.click("nav.tabs a:has-text('Wiki')")
     tab.wait_for_url("**/manage/memory/wiki/master/")
     tab.click("a:has-text('Eco Retreat')")
-    tab.wait_for_url("**/manage/memory/wiki/master/pages/eco-retreat/")
+    tab.wait_for_url("**/manage/memory/wiki/master/pages/entities/eco-retreat/")
     assert "Hạn nộp 15/12." in tab.inner_text("article.rendered")
     tab.click("article.rendered a:has-text('anh Minh')")
-    tab.wait_for_url("**/manage/memory/wiki/master/pages/minh/")
+    tab.wait_for_url("**/manage/memory/wiki/master/pages/entities/minh/")
     assert tab.inner_text("h1").startswith("Minh")
     assert "Eco Retreat" in tab.inner_text("aside")  # linked from
 

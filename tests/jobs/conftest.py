@@ -21,8 +21,10 @@ def set_mtime(rel: str, when: float) -> None:
     os.utime(path, (when, when))
 
 
-def write_memory(agent, text: str, *, age: float = 3600) -> str:
-    """MEMORY.md written `age` seconds ago (older than notes written now)."""
+def write_memory(agent, text: str, *, age: float = 8 * 86400) -> str:
+    """MEMORY.md written `age` seconds ago: by default eight days ago, older than every
+    note of the week a consolidation reads (its first run reads the notes since MEMORY.md
+    last changed, SPEC §8)."""
     rel = notes.memory_path(agent)
     workspace.write(rel, text)
     set_mtime(rel, time.time() - age)

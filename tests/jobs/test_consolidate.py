@@ -159,7 +159,8 @@ def test_it_skips_an_agent_without_notes(helper_agent, fake_llm):
 
     run = run_now(helper_agent)
 
-    assert (run.status, run.summary) == ("skipped", "no daily notes to read")
+    # The first consolidation reads from the day MEMORY.md last changed (SPEC §8).
+    assert (run.status, run.summary) == ("skipped", f"no daily notes to read since {day(-8)}")
     assert fake_llm.requests == []  # nor did the chained compile: no notes at all
 
 

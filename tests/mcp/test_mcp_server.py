@@ -15,7 +15,7 @@ from mcp import MCPError
 from memory import clock
 from memory.models import Agent, ApiToken
 from proposals.models import Proposal
-from tests.mcp.conftest import agent_key, http_client, stdio_params
+from tests.mcp.conftest import ROOT, agent_key, http_client, stdio_params
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -59,7 +59,8 @@ async def exercise(client) -> None:
     saved = await client.call_tool("memory_save", {"text": "ran 5 km"})
     assert not saved.is_error and text(saved).startswith("Saved to memory/")
     found = await client.call_tool("memory_search", {"query": "ran km", "maxResults": 5})
-    assert found.structured_content["results"][0]["text"].endswith("ran 5 km")
+    assert text(found).startswith("[memory/") and text(found).endswith("ran 5 km")
+    assert found.structured_content is None  # one copy of the hits: the text (SPEC §16)
     got = await client.call_tool("memory_get", {"path": "MEMORY.md"})
     assert text(got) == "# Memory\n- master's own line\n"
     fact = await client.call_tool("user_memory_save", FACT)
@@ -67,10 +68,10 @@ async def exercise(client) -> None:
     forgot = await client.call_tool("user_memory_forget", {"name": "tea"})
     assert forgot.structured_content["status"] == "written"
     first = await client.call_tool("memory_context", {"conversation": "c1", "turn": "t1"})
-    assert "Owner: Lan" in first.structured_content["system"]
-    assert "ran 5 km" in first.structured_content["pre_turn"]
+    system, notes = text(first).split("</memory-system>")
+    assert "Owner: Lan" in system and "ran 5 km" in notes and first.structured_content is None
     retry = await client.call_tool("memory_context", {"conversation": "c1", "turn": "t1"})
-    assert retry.structured_content == first.structured_content
+    assert text(retry) == text(first)
     page = {"title": "Eco", "kind": "entity", "sources": ["conv:1"], "body": "Due Friday."}
     assert not (await client.call_tool("wiki_apply", page)).is_error
     assert "Due Friday." in text(await client.call_tool("wiki_get", {"title": "eco"}))
@@ -177,6 +178,7 @@ def test_an_interactive_token_names_its_channel(home, master, http_server):
 
 def test_agent_b_reaches_only_b(home, master, http_server):
     helper = Agent.objects.create(id="helper", name="Helper")
+    (home / "agents/helper").mkdir(parents=True)
     (home / "agents/helper/MEMORY.md").write_text("helper's line\n")
 
     async def scenario(client):
@@ -248,6 +250,40 @@ def test_an_owner_token_is_403_and_a_bad_source_header_422(http_server, master, 
 def test_the_rest_of_the_site_is_served_on_the_same_port(http_server, master):
     assert httpx.get(f"{http_server}/api/stats").status_code in (401, 403)
     assert httpx.get(f"{http_server}/manage/memory/", follow_redirects=False).status_code == 302
+
+
+# --- what strict clients check ----------------------------------------------------------
+
+INSPECTOR = (
+    ROOT / "node_modules/@modelcontextprotocol/inspector/clients/cli/build/index.js"
+)  # pinned in package.json, installed by `make assets`
+
+
+def test_the_tool_schemas_pass_the_inspectors_strict_check(master, workspace):
+    """The MCP Inspector's `--strict` lints every tool's input and output schema for what
+    some clients cannot map (e.g. `"type": ["integer", "null"]`): no finding at all, not
+    even a warning (SPEC §16)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from tests.processes import test_database_url
+
+    if not INSPECTOR.is_file():
+        if os.environ.get("CI"):
+            raise AssertionError(f"{INSPECTOR} is missing: `make assets` installs it")
+        pytest.skip(f"{INSPECTOR} is missing: run `make assets` (npm ci)")
+    done = subprocess.run(
+        ["node", str(INSPECTOR), "--connect-timeout", "120000", "--method", "tools/list",
+         "--strict", "-e", f"MY_AGENT_HOME={workspace}", "-e",
+         f"DATABASE_URL={test_database_url()}", "--cwd", str(ROOT),
+         sys.executable, "manage.py", "mcp", "--agent", "master"],
+        capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""  # with --strict every finding is printed here; none
+    assert {tool["name"] for tool in json.loads(done.stdout)["tools"]} == TOOLS
 
 
 def test_open_streams_per_token_are_capped(http_server, master, helper_agent):

@@ -69,6 +69,53 @@ def test_a_lone_surrogate_is_an_error_and_writes_nothing(workspace, master):
     assert not (workspace / "users/owner/facts/bad.md").exists()
 
 
+def _context_text(caller, **arguments) -> str:
+    result = call_tool_now(caller, "memory_context", {"conversation": "c1", **arguments})
+    assert not result.is_error, result.content[0].text
+    assert result.structured_content is None  # one copy: the text (SPEC §16)
+    return result.content[0].text
+
+
+def test_a_runtime_that_injects_user_and_memory_md_gets_the_context_without_them(
+    workspace, master, owner_today
+):
+    """SPEC §4.2: OpenClaw puts its workspace's USER.md and MEMORY.md in the prompt itself;
+    its connection (X-Memory-Runtime, mcp --runtime) names it, and they are left out."""
+    (workspace / "USER.md").write_text("# USER.md\n\n- Name: Sam\n")
+    (workspace / "MEMORY.md").write_text("# MEMORY.md\n\n- The NAS holds the backups\n")
+    (workspace / "users/owner/facts").mkdir(parents=True)
+    (workspace / "users/owner/facts/INDEX.md").write_text("- [tea](tea.md) (preference) — tea\n")
+    (workspace / "memory").mkdir()
+    (workspace / f"memory/{owner_today}.md").write_text(f"# {owner_today}\n\n- 09:00 standup\n")
+    plain = _context_text(Caller(agent_id="master"))
+    assert "## USER.md\n# USER.md" in plain and "## MEMORY.md\n# MEMORY.md" in plain
+    for caller, arguments in [
+        (Caller(agent_id="master", runtime="openclaw"), {}),
+        (Caller(agent_id="master"), {"runtime": "openclaw"}),  # the model may name it too
+    ]:
+        text = _context_text(caller, conversation=f"c-{bool(arguments)}", **arguments)
+        assert "USER.md" not in text and "MEMORY.md" not in text and "Sam" not in text
+        assert "## INDEX.md\n- [tea](tea.md)" in text and "09:00 standup" in text
+    refused = call_tool_now(Caller(agent_id="master"), "memory_context",
+                            {"conversation": "c2", "runtime": "hermes"})  # fmt: skip
+    assert refused.is_error and "runtime" in refused.content[0].text
+
+
+def test_the_instructions_name_only_what_the_model_can_do():
+    """Prompts are chosen by the user, not the model (MCP): the server's instructions name
+    tools only, each one it serves."""
+    import re
+
+    from memory.mcp.server import PROMPTS, instructions
+    from memory.tools import registered_tools
+
+    text = instructions()
+    named = set(re.findall(r"\b[a-z]+_[a-z_]+\b", text))
+    assert named and named <= {tool.name for tool in registered_tools(include_mcp_only=True)}
+    assert not any(prompt.name in text for prompt in PROMPTS)
+    assert "prompt" not in text
+
+
 @pytest.mark.parametrize(
     "name, arguments",
     [

@@ -225,9 +225,9 @@ def test_concurrent_writers_lose_no_version(master, workspace):
 
 @pytest.fixture
 def owner_key(transactional_db, workspace):
-    from memory.agents import default_agent, ensure_agent_dirs
+    from memory.agents import default_agent
 
-    ensure_agent_dirs(default_agent())
+    default_agent()
     user = get_user_model().objects.create_superuser("alice", "a@example.com", "pw-alice-123")
     _, key = ApiToken.issue(user=user)
     return key
@@ -244,9 +244,10 @@ def test_restore_happens_once_under_twelve_concurrent_requests(live_server, owne
                 == 200
             )
         versions = client.get(f"{base}/api/memory/history", params={"path": "MEMORY.md"}).json()
-        first = next(v for v in versions if v["seq"] == 2)
+        # The first write makes MEMORY.md (SPEC §1: nothing empty before it).
+        first = next(v for v in versions if v["seq"] == 1)
         detail = client.get(f"{base}/api/memory/history/{first['id']}").json()
-        assert detail["text"] == "- first\n" and detail["replaced"] == ""
+        assert detail["text"] == "- first\n" and detail["replaced"] is None  # there was none
         current = detail["current_hash"]
     del body
 

@@ -25,8 +25,8 @@ def test_it_fills_an_empty_workspace_so_every_tab_shows_something(pages, master,
     home = pages.get("/manage/memory/").content.decode()
     assert "Uống cà phê đen" in home and "stale" in home
     assert 'id="pending-badge">1<' in home
-    page = pages.get("/manage/memory/wiki/master/pages/eco-retreat/").content.decode()
-    assert 'href="/manage/memory/wiki/master/pages/minh/"' in page
+    page = pages.get("/manage/memory/wiki/master/pages/entities/eco-retreat/").content.decode()
+    assert 'href="/manage/memory/wiki/master/pages/entities/minh/"' in page
     assert "Dế Mèn" in pages.get("/manage/memory/agents/master/").content.decode()
     assert "morning-bulletin" in pages.get("/manage/memory/scripts/master").content.decode()
     assert (
@@ -44,8 +44,9 @@ def test_it_refuses_a_workspace_that_holds_a_file(master, workspace):
 
 
 def test_it_fills_a_workspace_that_make_run_has_only_prepared(master, workspace):
-    # `make run` creates the dirs and an empty MEMORY.md; that is not memory yet.
+    # `make run` makes only its hidden machinery (.memory-locks/, .memory-state/): that
+    # is not memory, and the demo takes the workspace as empty.
     call_command("memory_init", stdout=io.StringIO())
-    assert (workspace / "MEMORY.md").read_text() == ""
+    assert not (workspace / "MEMORY.md").exists()
     call_command("memory_demo", stdout=io.StringIO())
     assert (workspace / "MEMORY.md").read_text().strip()

@@ -36,7 +36,9 @@ def test_it_creates_the_owner_once_and_prints_how_to_sign_in(workspace, db):
 
     assert run_init() == ""  # never again
     assert get_user_model().objects.count() == 1
-    assert (workspace / "memory").is_dir() and (workspace / "users/owner/facts").is_dir()
+    # Nothing of the owner's is made before a write needs it (SPEC §1).
+    assert not (workspace / "memory").exists() and not (workspace / "users").exists()
+    assert not (workspace / "MEMORY.md").exists()
 
 
 def test_it_leaves_an_existing_owner_alone(alice, workspace):

@@ -109,11 +109,9 @@ def test_select_all_on_the_page_without_javascript(pages, master):
 def test_the_card_opens_in_place_and_approve_and_next_opens_the_next(
     pages, master, helper_agent, workspace
 ):
-    from memory.agents import ensure_agent_dirs
     from memory.models import Agent
 
     third = Agent.objects.create(id="third", name="Third")
-    ensure_agent_dirs(third)
     # Three files, so approving one leaves the others as they were.
     (one,), (two,), (three,) = (_lines(agent, 1) for agent in (master, helper_agent, third))
 

@@ -100,7 +100,7 @@ def test_a_fact_and_a_wiki_page_with_the_corpus_render_harmlessly(pages, master,
         sources=["note:2026-11-30"],
         body="\n\n".join(CORPUS) + "\n\n[[<script>alert(1)</script>]]",
     )
-    page_html = text_of(pages.get("/manage/memory/wiki/master/pages/evil/"))
+    page_html = text_of(pages.get("/manage/memory/wiki/master/pages/concepts/evil/"))
     assert_harmless(page_html[page_html.index("<main") :])
     home = text_of(pages.get("/manage/memory/"))
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in home

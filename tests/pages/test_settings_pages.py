@@ -1,9 +1,11 @@
 """The Settings tab (SPEC §15): schedule, autonomous, rename, a new agent, a token — through
 the API's own serializers and operations."""
 
+import pytest
 from django_q.models import Schedule
 
 from memory.models import Agent, ApiToken
+from tests.mcp.conftest import http_server  # noqa: F401 — the fixture, used below
 
 
 def html_of(response) -> str:
@@ -64,7 +66,7 @@ def test_it_creates_an_agent_with_its_directory_and_refuses_a_taken_id(pages, ma
     )
     assert response["Location"] == "/manage/memory/settings/reader/"
     assert Agent.objects.get(pk="reader").name == "Reader"
-    assert (workspace / "agents/reader/MEMORY.md").exists()
+    assert not (workspace / "agents/reader").exists()  # made by its first write (SPEC §1)
     again = pages.post(
         "/manage/memory/settings/new-agent/", {"new-id": "reader", "new-name": "Other"}
     )
@@ -106,3 +108,138 @@ def test_error_pages_are_in_the_layout_and_in_vietnamese(pages, master):
     assert response.status_code == 404
     html = html_of(response)
     assert "Không tìm thấy trang" in html and 'class="skip-link"' in html
+
+
+# --- every snippet of the page runs as written (SPEC §15) ---------------------------------
+
+
+def _snippets(html: str) -> list[str]:
+    """The page's snippets as a person copies them: every `<pre class="snippet">`, and the
+    inline shell command, unescaped."""
+    import re
+    from html import unescape
+
+    blocks = re.findall(r'<pre class="snippet"[^>]*>(.*?)</pre>', html, re.DOTALL)
+    inline = re.findall(r"<code>(\.venv/bin/python manage\.py [^<]*)</code>", html)
+    return [unescape(block) for block in [*blocks, *inline]]
+
+
+def _in_thread(client, scenario):
+    from tests.test_readme import run_client
+
+    return run_client(client, scenario)
+
+
+async def _save_tea(client) -> dict:
+    fact = {"name": "tea", "description": "likes green tea", "type": "preference", "body": "x"}
+    result = await client.call_tool("user_memory_save", fact)
+    assert not result.is_error, result.content[0].text
+    return result.structured_content
+
+
+def _llm_settings(snippet: str) -> str:
+    """The model settings the server reads with the snippet's lines in its environment."""
+    import os
+    import shlex
+    import subprocess
+    import sys
+
+    from django.conf import settings
+
+    env = {**os.environ}
+    for line in snippet.splitlines():
+        (assignment,) = shlex.split(line, comments=True) or [""]
+        name, _, value = assignment.partition("=")
+        env[name] = value
+    code = (
+        "import django; django.setup(); from memory.jobs.llm import get_provider; "
+        "p = get_provider(); print(type(p).__name__, p.base_url, p.model)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=settings.BASE_DIR, capture_output=True, text=True,
+        env={**env, "DJANGO_SETTINGS_MODULE": "memoryproject.settings"}, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_every_snippet_runs_as_written(alice, master, workspace, http_server):  # noqa: F811
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from django.conf import settings
+    from django.test import Client
+    from mcp import Client as McpClient
+    from mcp import StdioServerParameters
+
+    from tests.mcp.conftest import http_client
+    from tests.processes import test_database_url
+    from tests.test_readme import claude_mcp_add
+
+    owner = Client()
+    owner.force_login(alice)
+    html = html_of(owner.post("/manage/memory/settings/master/token/"))
+    key = html.split('id="new-token">', 1)[1].split("<", 1)[0]
+    database = {"DATABASE_URL": test_database_url()}  # this test's database, not var/
+    done: list[str] = []
+    for snippet in _snippets(html):
+        snippet = snippet.replace("http://testserver", http_server)
+        fact = workspace / "users/owner/facts/tea.md"
+        fact.unlink(missing_ok=True)
+        if snippet == key:
+            continue  # the token itself, used by the snippets below
+        if snippet.startswith("MEMORY_LLM_PROVIDER="):
+            assert _llm_settings(snippet) == ("OpenAIProvider http://127.0.0.1:11434/v1 qwen2.5:7b")
+            done.append("the model's settings")
+        elif snippet.startswith(".venv/bin/python manage.py "):
+            words = snippet.split()
+            answer = subprocess.run(
+                [sys.executable, *words[1:]], cwd=settings.BASE_DIR, capture_output=True,
+                text=True, env={**os.environ, **database}, timeout=120,
+            )  # fmt: skip
+            assert answer.returncode == 0 and len(answer.stdout.strip()) == 48, answer.stderr
+            done.append("memory_token")
+        elif snippet.startswith('{\n  "mcp"'):
+            (server,) = json.loads(snippet)["mcp"]["servers"].values()
+            assert server["transport"] == "streamable-http"
+            headers = dict(server["headers"])
+            assert headers.pop("Authorization") == f"Bearer {key}"
+            client = http_client(server["url"].removesuffix("/mcp"), key, **headers)
+            assert _in_thread(client, _save_tea)["status"] == "written"
+            done.append("OpenClaw over HTTP")
+        elif snippet.startswith("claude mcp add --transport http "):
+            words = snippet.split('--header "')
+            assert words[1] == f'Authorization: Bearer {key}"'
+            url = words[0].split()[-1]
+            client = http_client(url.removesuffix("/mcp"), key)
+            assert _in_thread(client, _save_tea)["status"] == "written"
+            done.append("Claude Code over HTTP")
+        elif snippet.startswith("claude mcp add "):
+            env, command = claude_mcp_add(snippet)
+            assert env == {"MY_AGENT_HOME": str(workspace)}
+            params = StdioServerParameters(command=command[0], args=command[1:],
+                                           env={**env, **database})  # fmt: skip
+            assert _in_thread(McpClient(params), _save_tea)["status"] == "written"
+            done.append("Claude Code over stdio")
+        else:
+            (server,) = json.loads(snippet)["mcpServers"].values()
+            params = StdioServerParameters(
+                command=server["command"], args=server["args"], env={**server["env"], **database}
+            )
+            assert _in_thread(McpClient(params), _save_tea)["status"] == "written"
+            done.append("Claude Desktop over stdio")
+        if done[-1].endswith(("HTTP", "stdio")):
+            assert fact.is_file(), done[-1]  # in this workspace, the one the page names
+    assert sorted(done) == sorted(
+        [
+            "the model's settings",
+            "memory_token",
+            "OpenClaw over HTTP",
+            "Claude Code over HTTP",
+            "Claude Code over stdio",
+            "Claude Desktop over stdio",
+        ]
+    )

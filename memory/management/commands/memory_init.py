@@ -10,7 +10,7 @@ from django.core.management.utils import get_random_secret_key
 from django.db import connection, transaction
 
 from memory import history, workspace
-from memory.agents import default_agent, ensure_all_dirs
+from memory.agents import agent_dir_problems, default_agent
 from memory.binding import require_own_workspace
 from memory.errors import DomainError
 from memory.models import ApiToken
@@ -23,7 +23,8 @@ class Command(BaseCommand):
         "Make the server ready (run at start-up): the secret key kept in var/secret_key and "
         "the SQLite database readable by this OS user only (0600), then the workspace: the "
         "lock pool, stale temp files of "
-        "killed writes removed, the directories of every agent. Never fails on the "
+        "killed writes removed, every agent's directory checked (nothing of the owner's is "
+        "created: memory files and folders come with their first write). Never fails on the "
         "workspace's state: an agent dir that cannot be used (a symbolic link, a read-only "
         "disk) is reported with the reason. On the first run (no owner account yet) "
         "create the owner and print, once, how to sign in."
@@ -61,10 +62,9 @@ class Command(BaseCommand):
                 f"memory_init: removed {len(removed)} temp file(s) left by killed writes: "
                 + ", ".join(removed[:10])
             )
-        for agent_id, problems in ensure_all_dirs().items():
-            who = f"agent {agent_id}" if agent_id else "the user scope"
+        for agent_id, problems in agent_dir_problems().items():
             for problem in problems:
-                self.stderr.write(f"memory_init: {who} cannot be used: {problem}")
+                self.stderr.write(f"memory_init: agent {agent_id} cannot be used: {problem}")
 
 
 def private_file(path: Path) -> None:

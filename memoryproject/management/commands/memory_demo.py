@@ -14,7 +14,7 @@ import os
 from django.core.management.base import BaseCommand, CommandError
 
 from memory import clock, facts, notes, scripts, workspace
-from memory.agents import default_agent, ensure_agent_dirs, ensure_all_dirs
+from memory.agents import default_agent
 from memory.attribution import attributed
 from memory.binding import require_own_workspace
 from memory.models import Agent
@@ -173,8 +173,6 @@ def fill_demo() -> str:
     """Write the demo. Returns a short summary of what was written."""
     master = default_agent()
     helper, _ = Agent.objects.get_or_create(id="researcher", defaults={"name": "Researcher"})
-    ensure_all_dirs()
-    ensure_agent_dirs(helper)
     today = clock.today()
 
     with attributed(actor="owner", source="web", via="command"):

@@ -44,7 +44,6 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
@@ -139,13 +138,16 @@ def note_day(rel: str, scope: str) -> dt.date | None:
 
 
 def rank_ns(rel: str, scope: str, mtime_ns: int) -> int:
-    """ "Newer" (SPEC §6.1 ranking): a dated note by its day (the start of it, in the owner's
-    time zone: MEMORY_TIME_ZONE), any other file by its modification time."""
+    """ "Newer" (SPEC §6.1 ranking): a dated note by its day (the start of it in UTC — the
+    same in every process and on every host, whatever zone each runs in: the index's
+    contents never depend on a process setting), any other file by its modification time."""
     day = note_day(rel, scope)
     if day is None:
         return mtime_ns
-    zone = ZoneInfo(settings.MEMORY_TIME_ZONE)
-    return int(dt.datetime(day.year, day.month, day.day, tzinfo=zone).timestamp()) * 10**9
+    return (day - _EPOCH).days * 86_400 * 10**9
+
+
+_EPOCH = dt.date(1970, 1, 1)
 
 
 def _blank_machine_blocks(original: str) -> str:
@@ -308,7 +310,6 @@ def _signature() -> dict[str, str]:
     return {
         "version": SCHEMA_VERSION,
         "root": str(workspace.root()),
-        "time_zone": str(settings.MEMORY_TIME_ZONE),
         "block_lines": str(text_rules.MAX_BLOCK_LINES),
         "block_chars": str(text_rules.MAX_BLOCK_CHARS),
     }

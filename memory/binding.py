@@ -23,10 +23,12 @@ from __future__ import annotations
 
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.conf import settings
-from django.db import DatabaseError, IntegrityError, transaction
+from django.core.exceptions import SynchronousOnlyOperation
+from django.db import DatabaseError, IntegrityError, connections, transaction
 from django.utils import timezone
 
 from memory import workspace
@@ -122,15 +124,33 @@ def time_zone() -> str:
     if cached is not None and now - cached[1] < ZONE_CACHE_SECONDS:
         return cached[0]
     try:
-        row = WorkspaceBinding.objects.filter(pk=1).values_list("path", "time_zone").first()
-        if row is not None and row[0] == root and not row[1]:
-            WorkspaceBinding.objects.filter(pk=1, time_zone="").update(time_zone=key[1])
-            row = WorkspaceBinding.objects.filter(pk=1).values_list("path", "time_zone").first()
-    except DatabaseError:  # no database yet (before migrate): nothing is recorded
-        row = None
+        row = _recorded(root, key[1])
+    except SynchronousOnlyOperation:  # asked from an event loop's thread: ask from another
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            row = pool.submit(_recorded_in_thread, root, key[1]).result()
     name = row[1] if row is not None and row[0] == root and row[1] else key[1]
     _zones[key] = (name, now)
     return name
+
+
+def _recorded(root: str, configured: str) -> tuple[str, str] | None:
+    try:
+        row = WorkspaceBinding.objects.filter(pk=1).values_list("path", "time_zone").first()
+        if row is not None and row[0] == root and not row[1]:
+            WorkspaceBinding.objects.filter(pk=1, time_zone="").update(time_zone=configured)
+            row = WorkspaceBinding.objects.filter(pk=1).values_list("path", "time_zone").first()
+    except (DatabaseError, RuntimeError):
+        # No database yet (before migrate), or none this code may use (a unit test without
+        # one): nothing is recorded, and the configured zone is what the first start records.
+        return None
+    return row
+
+
+def _recorded_in_thread(root: str, configured: str) -> tuple[str, str] | None:
+    try:
+        return _recorded(root, configured)
+    finally:
+        connections.close_all()
 
 
 def record_time_zone(name: str) -> tuple[str, str]:

@@ -378,7 +378,7 @@ def get() -> Index:
 def open_current(*, busy_ms: int = QUERY_BUSY_MS) -> Index:
     """A new connection to the current generation, holding its own lease (for background
     work; queries use `get`). Raises IndexMissing when there is none usable — and stops
-    every process from using one found outdated or unreadable."""
+    every process from using one found damaged."""
     directory = search_store.store_dir()
     generation = search_store.current(directory)
     if generation is None:
@@ -386,21 +386,21 @@ def open_current(*, busy_ms: int = QUERY_BUSY_MS) -> Index:
     lease = search_store.lease(generation, directory)
     if lease is None:
         raise IndexMissing(f"{generation} was removed meanwhile")
+    index = None
     try:
         index = Index(lease.path, generation=generation, lease=lease, busy_ms=busy_ms)
-    except sqlite3.DatabaseError as exc:
-        lease.release()
-        raise IndexMissing(f"{generation} cannot be opened now: {exc}") from exc
-    try:
         fit = index.signature_ok()
     except sqlite3.DatabaseError as exc:
-        index.close()
+        if index is not None:
+            index.close()
+        lease.release()
         if is_broken(exc):
             report_broken(generation, exc)
         raise IndexMissing(f"{generation} cannot be read now: {exc}") from exc
     if not fit:
+        # Left as it is: during an upgrade the other version's processes still use it; the
+        # keeper (or, without one, this query) builds one for these rules beside it.
         index.close()
-        search_store.drop_if_current(generation, directory)
         raise IndexMissing(f"{generation} was built for other rules")
     return index
 
@@ -688,10 +688,17 @@ def _insert_file(db, rel, scope_id, slot, scope_dir, key, original, entries, now
 # A query applies a change-log tail this long itself; a longer one (a large hand edit the
 # keeper recorded) is the keeper's, in batches, while queries answer meanwhile.
 INLINE_PATHS = 200
-# Paths re-indexed in one write transaction: no writer holds the index for longer than
-# one batch, so a query's own catch-up never waits long (readers never wait: WAL).
+# Paths re-indexed in one write transaction, at most: no writer holds the index for longer
+# than one batch, so a query's own catch-up never waits long (readers never wait: WAL).
+# A batch that took longer than BATCH_SECONDS halves the next one (a loaded machine, big
+# files); a quick one doubles it again.
 BATCH_PATHS = 200
+BATCH_SECONDS = 0.25
 TAIL_LINES = 20_000  # at most this much of the log is read by a query at once
+# Between two batches of a background catch-up, the lock is left free this long: SQLite's
+# busy handler retries every 100 ms at most, so a query's own catch-up waiting for it gets
+# its turn instead of waiting for the whole backlog.
+YIELD_SECONDS = 0.11
 
 
 def _parse_position(value: str | None) -> workspace.ChangesPosition:
@@ -759,49 +766,85 @@ def _catch_up(index: Index, scopes: Collection[str] | None, kept: bool) -> None:
             _start_background(search_store.store_dir())
 
 
-def apply_changes(index: Index, *, budget_seconds: float | None = None) -> bool:
+def apply_changes(
+    index: Index, *, budget_seconds: float | None = None, background: bool = False
+) -> bool:
     """Apply the change log from where this index stopped, BATCH_PATHS paths per write
-    transaction. Returns whether it reached the log's end (not when the budget ran out)."""
+    transaction (`background`: leaving the lock free between batches for a moment).
+    Returns whether it reached the log's end (not when the budget ran out)."""
     db = index.db
     started = time.monotonic()
+    batch = _Batch()
     while True:
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            # Another process may have read the log while we waited for the lock.
-            changes = workspace.changes_since(
-                _parse_position(index.meta("changes")), limit=BATCH_PATHS
-            )
-            if changes is not None:
-                paths, after = changes
-                for rel in dict.fromkeys(paths):
-                    refresh(index, rel)
-                _advance(index, after)
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
+        if background and batch.done:
+            time.sleep(YIELD_SECONDS)
+        with batch:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                # Another process may have read the log while we waited for the lock.
+                changes = workspace.changes_since(
+                    _parse_position(index.meta("changes")), limit=batch.size
+                )
+                if changes is not None:
+                    paths, after = changes
+                    for rel in dict.fromkeys(paths):
+                        refresh(index, rel)
+                    _advance(index, after)
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
         if changes is None:
-            reconcile(index)  # fell out of the log: look at every file instead
+            reconcile(index, background=background)  # fell out of the log: every file
             return True
-        if len(changes[0]) < BATCH_PATHS:
+        if len(changes[0]) < batch.asked:
             return True
         if budget_seconds is not None and time.monotonic() - started > budget_seconds:
             return False
 
 
-def _refresh_paths(index: Index, paths: list[str]) -> None:
+class _Batch:
+    """How many paths the next write transaction takes (BATCH_PATHS at most), from how
+    long the last one held the lock."""
+
+    def __init__(self) -> None:
+        self.size = self.asked = BATCH_PATHS
+        self.done = 0
+        self.started = 0.0
+
+    def __enter__(self) -> _Batch:
+        self.asked = self.size
+        self.started = time.monotonic()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        took = time.monotonic() - self.started
+        self.done += 1
+        if took > BATCH_SECONDS:
+            self.size = max(1, self.size // 2)
+        elif took < BATCH_SECONDS / 4:
+            self.size = min(BATCH_PATHS, self.size * 2)
+
+
+def _refresh_paths(index: Index, paths: list[str], *, background: bool = False) -> None:
     """Re-index these paths, BATCH_PATHS per write transaction (the log's position stays:
     the keeper's pass over them later finds them current)."""
     db = index.db
-    for start in range(0, len(paths), BATCH_PATHS):
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            for rel in paths[start : start + BATCH_PATHS]:
-                refresh(index, rel)
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
+    batch = _Batch()
+    start = 0
+    while start < len(paths):
+        if background and batch.done:
+            time.sleep(YIELD_SECONDS)
+        with batch:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                for rel in paths[start : start + batch.asked]:
+                    refresh(index, rel)
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        start += batch.asked
 
 
 def _advance(index: Index, position: workspace.ChangesPosition) -> None:
@@ -809,7 +852,7 @@ def _advance(index: Index, position: workspace.ChangesPosition) -> None:
         index.set_meta("changes", f"{position[0]}:{position[1]}")
 
 
-def reconcile(index: Index, *, claim: bool = False) -> bool:
+def reconcile(index: Index, *, claim: bool = False, background: bool = False) -> bool:
     """Stat every searched file against the key it was indexed at; re-index the changed,
     new and racy ones and drop the gone ones. The stat of every file runs outside the write
     lock (queries and app writes go on meanwhile); the changes found are re-indexed
@@ -833,7 +876,8 @@ def reconcile(index: Index, *, claim: bool = False) -> bool:
         if busy:
             return False
     target = workspace.changes_position()  # what the scan below sees includes all before
-    _refresh_paths(index, changed_files(index))  # compares again: never undoes a newer write
+    # refresh compares again under the lock: never undoes a newer write.
+    _refresh_paths(index, changed_files(index), background=background)
     db.execute("BEGIN IMMEDIATE")
     try:
         if int(index.meta("reconciled_ns") or 0) < started_ns:
@@ -895,7 +939,7 @@ def _background_reconcile(directory: Path, root: str) -> None:
             return
         index = open_current(busy_ms=KEEPER_BUSY_MS)
         try:
-            reconcile(index, claim=True)
+            reconcile(index, claim=True, background=True)
         finally:
             index.close()
     except IndexMissing:

@@ -262,7 +262,7 @@ class Keeper:
             self.checked.add(index.generation)
             if not self._sound(index):
                 return
-        search_index.apply_changes(index)
+        search_index.apply_changes(index, background=True)
         if self.watch is None or self.watch.overflowed.is_set():
             bound = float(settings.MEMORY_SEARCH_RECONCILE_SECONDS) / 2
         else:
@@ -271,7 +271,7 @@ class Keeper:
         if age >= bound:
             if self.watch is not None:
                 self.watch.overflowed.clear()
-            search_index.reconcile(index)
+            search_index.reconcile(index, background=True)
         self.state.update(state="ready", generation=index.generation)
         self.state.pop("done", None)
         self.state.pop("of", None)

@@ -134,11 +134,12 @@ def write_atomic(path: Path, data: bytes, *, mode: int | None = None) -> None:
     fsync_dir(path.parent)
 
 
-def ensure_machinery_dir(directory: Path) -> None:
+def ensure_machinery_dir(directory: Path, *, mode: int = 0o777) -> None:
     """A directory of the app's machinery (the lock pool, the derived state) with its
-    `.gitignore` (`*`: never in the owner's git). Only writers call this."""
+    `.gitignore` (`*`: never in the owner's git), made with `mode` (less the umask). Only
+    writers call this."""
     if not directory.is_dir():
-        directory.mkdir(parents=True, exist_ok=True)
+        directory.mkdir(mode=mode, parents=True, exist_ok=True)
     ignore = directory / ".gitignore"
     if not ignore.exists():
         try:

@@ -5,6 +5,7 @@ error; bytes that are not UTF-8 read as U+FFFD (memory.workspace.style).
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import stat as stat_module
@@ -19,11 +20,21 @@ from memory.workspace.style import ABSENT, FileText, decode, decode_file
 
 
 def _read_path(path: Path) -> bytes | None:
+    """The bytes of a regular file; None when it is missing or not a regular file — a FIFO
+    or a device planted where a note or derived state should be is never waited on
+    (O_NONBLOCK, then its type checked before any read)."""
     try:
-        with open(path, "rb") as handle:
-            return handle.read()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return None
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # a socket or FIFO with nobody on the other end
+            return None
+        raise
+    with open(fd, "rb") as handle:
+        if not stat_module.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return handle.read()
 
 
 def read_file(rel: str) -> FileText | None:

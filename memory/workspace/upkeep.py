@@ -33,7 +33,11 @@ def prepare() -> None:
     wanted = {stripe_name("f", n) for n in range(FILE_STRIPES)}
     wanted |= {stripe_name("g", n) for n in range(GUARD_STRIPES)}
     with storage(STATE_DIR):
-        ensure_machinery_dir(root() / STATE_DIR)
+        # Derived state holds words of every agent's files: this user's only (0700).
+        state = root() / STATE_DIR
+        ensure_machinery_dir(state, mode=0o700)
+        if os.stat(state).st_mode & 0o077:
+            os.chmod(state, 0o700)
     with storage(LOCK_DIR):
         ensure_machinery_dir(directory)
         present = set(os.listdir(directory))

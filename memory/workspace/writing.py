@@ -176,10 +176,12 @@ def write_unsynced(rel: str, text: str) -> None:
     only for derived state that its readers check and can rebuild — after a crash it may
     hold an older text (or, on some filesystems, be empty), never a mix. The facts
     index's state and the wiki's list of changes are written so. Neither the change log
-    nor the hooks hear of it: derived state is not memory."""
+    nor the hooks hear of it: derived state is not memory. It is this user's only: the
+    file 0600, a folder it makes 0700."""
     path = resolve(rel)
     with locked(rel), storage(rel):
-        fd, tmp = temp_beside(path, mode=None)
+        _private_dirs(path.parent)
+        fd, tmp = temp_beside(path, mode=0o600)
         try:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(text.encode("utf-8"))
@@ -188,3 +190,14 @@ def write_unsynced(rel: str, text: str) -> None:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
             raise
+
+
+def _private_dirs(directory: Path) -> None:
+    # Each missing folder on the way, made 0700 (mkdir's parents would get the umask's).
+    missing = []
+    while not directory.is_dir():
+        missing.append(directory)
+        directory = directory.parent
+    for folder in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            folder.mkdir(mode=0o700)

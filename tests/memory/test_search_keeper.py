@@ -98,7 +98,9 @@ def test_a_hand_edit_is_in_search_within_two_seconds(workspace, keeper, settings
     put(workspace, "memory/2020-02-01.md", "- pecan instead\n")  # rewritten by hand
     took.append(_found_within("pecan", "- pecan instead", 2.0))
     assert "- walnut by hand 0" not in texts("walnut")
-    print(f"\nhand edit → search, watched: median {statistics.median(took):.2f} s, max {max(took):.2f} s")
+    print(
+        f"\nhand edit → search, watched: median {statistics.median(took):.2f} s, max {max(took):.2f} s"
+    )
     status = search_keeper.status()
     assert status["hand_edits"] == "inotify" and status["hand_edit_bound_seconds"] == 2.0
 
@@ -121,7 +123,9 @@ def test_the_keeper_builds_a_missing_index_while_search_answers_from_the_files(
     workspace, keeper, settings
 ):
     for n in range(300):
-        put(workspace, f"memory/2019-{n // 28 % 12 + 1:02d}-{n % 28 + 1:02d}-{n}.md", f"- fig {n}\n")
+        put(
+            workspace, f"memory/2019-{n // 28 % 12 + 1:02d}-{n % 28 + 1:02d}-{n}.md", f"- fig {n}\n"
+        )
     kept = keeper()
     answered = texts("fig")  # at once, from the files or the index: the same hits
     assert len(answered) == 12

@@ -571,13 +571,20 @@ def _build_into(path: Path, started: float, progress: Progress | None) -> BuildR
     return BuildReport(files, entries, tokens, seconds, path.stat().st_size)
 
 
-def from_files(scope_dirs: Iterable[str]) -> Index:
-    """An index of just these scopes built in memory from the files, for one query while
-    this host has no usable index (being built, or found broken): slower, the same hits."""
+def from_files(
+    scope_dirs: Iterable[str],
+    *,
+    found: dict[str, tuple[str, workspace.ScannedFile]] | None = None,
+) -> Index:
+    """An index of just these scopes built in memory from the files (`found`: their scan,
+    when the caller made it), for one query while this host has no usable index (being
+    built, or found broken): slower, the same hits."""
+    if found is None:
+        found = scan_all(set(scope_dirs))
     db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
     db.executescript(_SCHEMA)
     db.execute("BEGIN")
-    _fill(db, scan_all(set(scope_dirs)), time.time_ns(), None)
+    _fill(db, found, time.time_ns(), None)
     db.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", _signature().items())
     db.execute("COMMIT")
     return Index(db=db)

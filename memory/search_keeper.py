@@ -56,6 +56,9 @@ WATCH_BOUND_SECONDS = 2.0  # what a watched host promises for a hand edit (SPEC 
 # (its queue overflows) and the keeper may have been down while files changed.
 WATCH_RECONCILE_SECONDS = 600.0
 RETIRE_EVERY_SECONDS = 30.0
+# A query that would read more files than the keeper's build has left waits for the build
+# at most this long (then reads the files after all).
+BUILD_WAIT_SECONDS = 300.0
 # File systems where inotify sees only this host's changes, or none: poll instead.
 NETWORK_FILESYSTEMS = {
     "nfs",
@@ -107,14 +110,45 @@ def with_index(scope_dirs: Collection[str], work: Callable[[search_index.Index],
             else:
                 logger.warning("search: the index failed (%s); answering from the files", exc)
                 search_index.forget_connections()
+    found = search_index.scan_all(set(scope_dirs))
+    index = _built_sooner(len(found))
+    if index is not None:
+        return work(index)
     # One query at a time builds from the files in this process: the others wait for it
     # rather than each holding a copy of the same files in memory at once.
     with _from_files_lock:
-        fallback = search_index.from_files(scope_dirs)
+        fallback = search_index.from_files(scope_dirs, found=found)
         try:
             return work(fallback)
         finally:
             fallback.close()
+
+
+def _built_sooner(files: int) -> search_index.Index | None:
+    """When the keeper's build has fewer files left than this query would read from the
+    files (the owner's search over every agent, early in a build), the index it is about to
+    switch to — waited for — else None."""
+    directory = search_store.store_dir()
+    state, age = search_store.read_state(directory)
+    if age is None or age >= search_store.KEEPER_GONE_SECONDS:
+        return None
+    if state.get("state") != "indexing" or not state.get("of"):
+        return None
+    if int(state["of"]) - int(state.get("done", 0)) > files:
+        return None
+    deadline = time.monotonic() + BUILD_WAIT_SECONDS
+    while time.monotonic() < deadline:
+        if search_store.current(directory) is not None:
+            try:
+                index = search_index.get()
+            except search_index.IndexMissing:
+                return None
+            search_index.catch_up(index)
+            return index
+        if not search_store.keeper_alive(directory):
+            return None
+        time.sleep(0.1)
+    return None
 
 
 def _current_or_none() -> search_index.Index | None:
@@ -122,7 +156,7 @@ def _current_or_none() -> search_index.Index | None:
         return search_index.get()
     except search_index.IndexMissing as missing:
         if background():
-            logger.info("search: no index to use (%s); answering from the files", missing)
+            logger.debug("search: no index to use (%s); answering from the files", missing)
             return None
     # No keeper in this process (MEMORY_SEARCH_KEEPER=off): build it now, then use it.
     search_index.build()

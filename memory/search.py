@@ -402,15 +402,7 @@ def _hits(
 
 
 def _refresh(index: search_index.Index, paths: Iterable[str]) -> None:
-    db = index.db
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        for path in paths:
-            search_index.refresh(index, path)
-        db.execute("COMMIT")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
+    search_index.refresh_paths(index, list(paths))
 
 
 def _run(query: Query, pools: list[_Pool], limit: int, *, merge: bool) -> list[Hit]:

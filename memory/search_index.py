@@ -257,6 +257,8 @@ class Index:
                 check_same_thread=False,
             )
         self.db = db
+        self.busy_ms = busy_ms
+        self.closed = False
         self.db.execute(f"PRAGMA busy_timeout = {int(busy_ms)}")
         self.db.execute("PRAGMA synchronous = NORMAL")
         self.db.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
@@ -306,6 +308,7 @@ class Index:
         return all(stored.get(key) == value for key, value in _signature().items())
 
     def close(self) -> None:
+        self.closed = True
         with contextlib.suppress(sqlite3.Error):
             self.db.close()
         if self.lease is not None:
@@ -373,6 +376,46 @@ def get() -> Index:
     index = open_current()
     cached[directory] = index
     return index
+
+
+# Connections a process keeps for its queries, per store: a query checks one out and puts
+# it back, so a server whose every request runs in a new thread neither opens a connection
+# per request nor keeps one per dead thread (and a rebuilt generation's last lease goes with
+# the next query).
+POOL_SIZE = 4
+_pool: dict[Path, list[Index]] = {}
+_pool_lock = threading.Lock()
+
+
+def checkout() -> Index:
+    """A connection to the current generation for one query (give it back: `checkin`).
+    Raises IndexMissing as `get`."""
+    directory = search_store.store_dir()
+    generation = search_store.current(directory)
+    with _pool_lock:
+        idle = _pool.get(directory, [])
+        while idle:
+            index = idle.pop()
+            if index.generation == generation and not index.closed:
+                return index
+            index.close()  # an older generation: let go of it
+    return open_current()
+
+
+def checkin(index: Index) -> None:
+    """Give back a connection from `checkout` (closed when its generation is no longer the
+    current one, or the pool is full)."""
+    if index.in_memory or index.closed or index.path is None:
+        index.close()
+        return
+    directory = index.path.parent
+    if search_store.current(directory) == index.generation:
+        with _pool_lock:
+            idle = _pool.setdefault(directory, [])
+            if len(idle) < POOL_SIZE:
+                idle.append(index)
+                return
+    index.close()
 
 
 def open_current(*, busy_ms: int = QUERY_BUSY_MS) -> Index:
@@ -455,10 +498,16 @@ def index_path() -> Path | None:
 
 
 def forget_connections() -> None:
-    """Close this thread's connections (and let go of their generations)."""
+    """Close this thread's connections and the process's idle ones (and let go of their
+    generations)."""
     for index in (getattr(_local, "indexes", None) or {}).values():
         index.close()
     _local.indexes = {}
+    with _pool_lock:
+        for idle in _pool.values():
+            for index in idle:
+                index.close()
+        _pool.clear()
 
 
 # --- listing the files search reads ---------------------------------------------------
@@ -765,7 +814,7 @@ def _catch_up(index: Index, scopes: Collection[str] | None, kept: bool) -> None:
             for rel in reversed(list(dict.fromkeys(paths)))
             if scopes is None or scope_of(rel) in scopes
         ]
-        _refresh_paths(index, latest[:INLINE_PATHS])
+        refresh_paths(index, latest[:INLINE_PATHS])
     if not kept:
         bound = _bound_ns()
         age = time.time_ns() - int(index.meta("reconciled_ns") or 0)
@@ -786,7 +835,7 @@ def apply_changes(
         if background and batch.done:
             time.sleep(YIELD_SECONDS)
         with batch:
-            db.execute("BEGIN IMMEDIATE")
+            begin(index)
             try:
                 # Another process may have read the log while we waited for the lock.
                 changes = workspace.changes_since(
@@ -833,7 +882,7 @@ class _Batch:
             self.size = min(BATCH_PATHS, self.size * 2)
 
 
-def _refresh_paths(index: Index, paths: list[str], *, background: bool = False) -> None:
+def refresh_paths(index: Index, paths: list[str], *, background: bool = False) -> None:
     """Re-index these paths, BATCH_PATHS per write transaction (the log's position stays:
     the keeper's pass over them later finds them current)."""
     db = index.db
@@ -843,7 +892,7 @@ def _refresh_paths(index: Index, paths: list[str], *, background: bool = False) 
         if background and batch.done:
             time.sleep(YIELD_SECONDS)
         with batch:
-            db.execute("BEGIN IMMEDIATE")
+            begin(index)
             try:
                 for rel in paths[start : start + batch.asked]:
                     refresh(index, rel)
@@ -852,6 +901,26 @@ def _refresh_paths(index: Index, paths: list[str], *, background: bool = False) 
                 db.execute("ROLLBACK")
                 raise
         start += batch.asked
+
+
+def begin(index: Index) -> None:
+    """BEGIN IMMEDIATE, waiting for another writer at most the connection's busy time —
+    asked for every 10 ms, so the moment a background catch-up leaves the lock free
+    between two batches (YIELD_SECONDS) is never missed (SQLite's own busy handler sleeps
+    up to 100 ms between tries). sqlite3.OperationalError when it stayed busy."""
+    deadline = time.monotonic() + index.busy_ms / 1000
+    index.db.execute("PRAGMA busy_timeout = 10")
+    try:
+        while True:
+            try:
+                index.db.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as exc:
+                if is_broken(exc) or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.01)
+    finally:
+        index.db.execute(f"PRAGMA busy_timeout = {int(index.busy_ms)}")
 
 
 def _advance(index: Index, position: workspace.ChangesPosition) -> None:
@@ -869,7 +938,7 @@ def reconcile(index: Index, *, claim: bool = False, background: bool = False) ->
     db = index.db
     started_ns = time.time_ns()
     if claim:
-        db.execute("BEGIN IMMEDIATE")
+        begin(index)
         try:
             done = int(index.meta("reconciled_ns") or 0)
             claimed = int(index.meta("reconcile_claimed_ns") or 0)
@@ -884,8 +953,8 @@ def reconcile(index: Index, *, claim: bool = False, background: bool = False) ->
             return False
     target = workspace.changes_position()  # what the scan below sees includes all before
     # refresh compares again under the lock: never undoes a newer write.
-    _refresh_paths(index, changed_files(index), background=background)
-    db.execute("BEGIN IMMEDIATE")
+    refresh_paths(index, changed_files(index), background=background)
+    begin(index)
     try:
         if int(index.meta("reconciled_ns") or 0) < started_ns:
             index.set_meta("reconciled_ns", started_ns)

@@ -103,17 +103,26 @@ def with_index(scope_dirs: Collection[str], work: Callable[[search_index.Index],
     if index is not None:
         try:
             search_index.catch_up(index, scopes=scope_dirs)
-            return work(index)
+            answer = work(index)
         except sqlite3.DatabaseError as exc:
+            index.close()
             if search_index.is_broken(exc):
                 search_index.report_broken(index.generation, exc)
             else:
                 logger.warning("search: the index failed (%s); answering from the files", exc)
-                search_index.forget_connections()
+        except BaseException:
+            index.close()
+            raise
+        else:
+            search_index.checkin(index)
+            return answer
     found = search_index.scan_all(set(scope_dirs))
     index = _built_sooner(len(found))
     if index is not None:
-        return work(index)
+        try:
+            return work(index)
+        finally:
+            search_index.checkin(index)
     # One query at a time builds from the files in this process: the others wait for it
     # rather than each holding a copy of the same files in memory at once.
     with _from_files_lock:
@@ -140,7 +149,7 @@ def _built_sooner(files: int) -> search_index.Index | None:
     while time.monotonic() < deadline:
         if search_store.current(directory) is not None:
             try:
-                index = search_index.get()
+                index = search_index.checkout()
             except search_index.IndexMissing:
                 return None
             search_index.catch_up(index)
@@ -153,7 +162,7 @@ def _built_sooner(files: int) -> search_index.Index | None:
 
 def _current_or_none() -> search_index.Index | None:
     try:
-        return search_index.get()
+        return search_index.checkout()
     except search_index.IndexMissing as missing:
         if background():
             logger.debug("search: no index to use (%s); answering from the files", missing)
@@ -161,7 +170,7 @@ def _current_or_none() -> search_index.Index | None:
     # No keeper in this process (MEMORY_SEARCH_KEEPER=off): build it now, then use it.
     search_index.build()
     try:
-        return search_index.get()
+        return search_index.checkout()
     except search_index.IndexMissing:
         return None
 

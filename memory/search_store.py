@@ -223,6 +223,9 @@ class Lease:
             os.close(self.fd)
             self.fd = -1
 
+    def __del__(self) -> None:  # a connection dropped without closing lets go of it too
+        self.release()
+
 
 def lease(generation: str, directory: Path | None = None) -> Lease | None:
     """Hold `generation` open (a shared flock on its lock file), or None when it is gone

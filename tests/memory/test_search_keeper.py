@@ -99,7 +99,8 @@ def test_a_hand_edit_is_in_search_within_two_seconds(workspace, keeper, settings
     took.append(_found_within("pecan", "- pecan instead", 2.0))
     assert "- walnut by hand 0" not in texts("walnut")
     print(
-        f"\nhand edit → search, watched: median {statistics.median(took):.2f} s, max {max(took):.2f} s"
+        f"\nhand edit → search, watched: median {statistics.median(took):.2f} s, "
+        f"max {max(took):.2f} s"
     )
     status = search_keeper.status()
     assert status["hand_edits"] == "inotify" and status["hand_edit_bound_seconds"] == 2.0

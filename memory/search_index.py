@@ -414,8 +414,37 @@ def checkin(index: Index) -> None:
             idle = _pool.setdefault(directory, [])
             if len(idle) < POOL_SIZE:
                 idle.append(index)
+                _start_sweeper()
                 return
     index.close()
+
+
+SWEEP_SECONDS = 5.0  # how soon an idle process lets go of a generation rebuilt meanwhile
+_sweeper: threading.Thread | None = None
+
+
+def _start_sweeper() -> None:
+    # The caller holds _pool_lock.
+    global _sweeper
+    if _sweeper is None or not _sweeper.is_alive():
+        _sweeper = threading.Thread(target=_sweep, name="search-sweep", daemon=True)
+        _sweeper.start()
+
+
+def _sweep() -> None:
+    """Close idle connections to generations that are no longer current, so a process
+    that stopped searching does not keep an old index file on disk."""
+    while True:
+        time.sleep(SWEEP_SECONDS)
+        with _pool_lock:
+            for directory, idle in list(_pool.items()):
+                try:
+                    generation = search_store.current(directory)
+                except OSError:
+                    continue
+                for index in [index for index in idle if index.generation != generation]:
+                    idle.remove(index)
+                    index.close()
 
 
 def open_current(*, busy_ms: int = QUERY_BUSY_MS) -> Index:
@@ -746,9 +775,10 @@ def _insert_file(db, rel, scope_id, slot, scope_dir, key, original, entries, now
 INLINE_PATHS = 200
 # Paths re-indexed in one write transaction, at most: no writer holds the index for longer
 # than one batch, so a query's own catch-up never waits long (readers never wait: WAL).
-# A batch that took longer than BATCH_SECONDS halves the next one (a loaded machine, big
-# files); a quick one doubles it again.
+# The first batch is BATCH_FIRST paths; one that took longer than BATCH_SECONDS halves the
+# next (a loaded machine, big files), a quick one doubles it.
 BATCH_PATHS = 200
+BATCH_FIRST = 16
 BATCH_SECONDS = 0.25
 TAIL_LINES = 20_000  # at most this much of the log is read by a query at once
 # Between two batches of a background catch-up, the lock is left free this long: SQLite's
@@ -864,7 +894,7 @@ class _Batch:
     long the last one held the lock."""
 
     def __init__(self) -> None:
-        self.size = self.asked = BATCH_PATHS
+        self.size = self.asked = BATCH_FIRST  # grows while batches are quick
         self.done = 0
         self.started = 0.0
 

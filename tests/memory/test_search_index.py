@@ -193,3 +193,17 @@ def test_a_query_during_a_keepers_backlog_applies_its_own_latest_change(workspac
     # The backlog's position stays for the keeper (it is not this query's to pay for).
     end = files.changes_position()
     assert index.meta("changes") != f"{end[0]}:{end[1]}"
+
+
+def test_an_idle_process_lets_go_of_a_rebuilt_generation(workspace, monkeypatch):
+    monkeypatch.setattr(search_index, "SWEEP_SECONDS", 0.1)
+    put(workspace, "memory/2020-01-01.md", "- sorb\n")
+    assert texts("sorb") == ["- sorb"]  # its connection goes back to the process's pool
+    search_index.forget_connections()
+    search_index.checkin(search_index.checkout())
+    first = search_store.current()
+    search_index.build()  # memory_reindex in another process; this one stays idle
+    deadline = time.monotonic() + 10
+    while first not in search_store.retire_unused() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not search_store.db_path(first).exists()

@@ -23,6 +23,10 @@ import pytest
 from tests.ops.procs import ROOT
 from tests.ops.server import BIN, Deployment, percentile
 
+# Each test starts the whole server and loads it for minutes (70 MB copied in, rebuilds
+# under 20 searching agents): more than the suite's 300 s per test on a loaded machine.
+pytestmark = pytest.mark.timeout(1800)
+
 AGENTS = [f"a{n:02d}" for n in range(20)]
 MARKED = 5  # notes of each agent holding its marker word
 WORDS = "river stone lantern orchard meadow copper harbor violet ember thistle".split()

@@ -111,6 +111,7 @@ bench: setup
 	$(BIN)/python bench/wiki.py
 	$(BIN)/python bench/writes.py
 	$(BIN)/python bench/mcp_roundtrip.py
+	$(BIN)/python bench/feed.py
 	$(BIN)/python bench/pages.py
 	$(BIN)/python bench/review.py
 

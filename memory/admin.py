@@ -10,7 +10,7 @@ from django.utils.html import format_html
 
 from memory.errors import InvalidInput
 from memory.jobs.schedules import validate_cron
-from memory.models import Agent, ApiToken, FileVersion, Run, ScriptEntry
+from memory.models import Agent, ApiToken, Delivery, FileVersion, Run, ScriptEntry
 
 
 class AgentForm(forms.ModelForm):
@@ -99,6 +99,24 @@ class FileVersionAdmin(admin.ModelAdmin):
     @admin.display(description="history page")
     def page(self, obj: FileVersion) -> str:
         return format_html('<a href="/manage/memory/history/{}/">v{}</a>', obj.pk, obj.seq)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+
+@admin.register(Delivery)
+class DeliveryAdmin(admin.ModelAdmin):
+    """Every notification sent or tried (memory.jobs.notify). Read-only: a test is sent from
+    Settings → Notifications or `POST /api/memory/notifications/test`."""
+
+    list_display = ["sent_at", "channel", "what", "target", "payload_format", "ok", "result"]
+    list_filter = ["channel", "what", "ok"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

@@ -26,7 +26,8 @@ class Attribution:
     `source`: the presence source of the write (SPEC §5: web, http, telegram, job:<id>…);
     `via`: the interface (api, pages, admin, tool, task, command); `proposal` / `run`:
     the ids of the proposal or run behind it; `note`: a short why ("undo of proposal 4",
-    "restore of version 12"); `restored_from`: the version id a restore brings back.
+    "restore of version 12"); `restored_from`: the version id a restore brings back;
+    `reverts`: the version id a revert undoes (the feed's revert, memory.history.revert).
     """
 
     actor: str = ""
@@ -36,6 +37,7 @@ class Attribution:
     run: int | None = None
     note: str = ""
     restored_from: int | None = None
+    reverts: int | None = None
     extra: dict = field(default_factory=dict)
 
 

@@ -45,7 +45,8 @@ from django.utils import timezone
 from memory import textdiff, workspace
 from memory.attribution import Attribution, attributed
 from memory.errors import Conflict, InvalidInput, NotFound
-from memory.models import Agent, FileVersion
+from memory.models import Agent, FileVersion, Run
+from memory.text import note_day
 
 logger = logging.getLogger(__name__)
 
@@ -133,6 +134,25 @@ def replaced(version: FileVersion) -> bytes | None:
     return content(before) if before is not None else None
 
 
+def before_and_after(version: FileVersion) -> tuple[bytes | None, bytes | None]:
+    """What the file held just before `version` and just after it (None: absent), from
+    one replay of the rows both are built from (two queries, whatever the versions)."""
+    before = previous_version(version)
+    if before is None:
+        return None, content(version)
+    start = min(before.base_seq, version.base_seq)
+    rows = FileVersion.objects.filter(
+        path=version.path, seq__gte=start, seq__lte=version.seq
+    ).order_by("seq")
+    text: bytes | None = None
+    old: bytes | None = None
+    for row in rows.only("storage", "data", "seq"):
+        text = _unpack(row.storage, row.data, text)
+        if row.seq == before.seq:
+            old = text
+    return old, text
+
+
 # --- recording ------------------------------------------------------------------------------
 
 
@@ -144,6 +164,80 @@ def agent_of_path(path: str) -> str:
         return path.split("/", 2)[1]
     default = Agent.objects.filter(is_default=True).values_list("pk", flat=True).first()
     return default or ""
+
+
+# What kind of file a path is, for the feed's filter (SPEC §7): an agent's MEMORY.md
+# ("lines" when a change only adds lines to it), a daily note, a fact, USER.md, a wiki
+# page, another file of memory/, or what the app generates by itself (INDEX.md, the wiki's
+# reports: never in the feed).
+KINDS = ("lines", "memory", "note", "fact", "user", "wiki", "file")
+GENERATED = "generated"
+
+
+def kind_of_path(path: str) -> str:
+    """The kind of file `path` is (one of KINDS, or GENERATED). Pure: reads nothing."""
+    parts = path.split("/")
+    if parts[0] == "users":
+        if parts[-1] in ("INDEX.md", ".index-state.json") or parts[-1].startswith("."):
+            return GENERATED
+        return "fact" if "facts" in parts[:-1] else "user"
+    if parts[0] == "agents" and len(parts) > 2:
+        parts = parts[2:]
+    if parts == ["USER.md"]:
+        return "user"
+    if parts in (["MEMORY.md"], ["memory.md"]):
+        return "memory"
+    if parts[0] != "memory" or len(parts) < 2:
+        return "file"
+    if parts[1] == "wiki":
+        return GENERATED if "reports" in parts[2:-1] else "wiki"
+    if len(parts) == 2 and note_day(parts[1]) is not None:
+        return "note"
+    return "file"
+
+
+def _feed_fields(path: str, attribution: Attribution, *, removed: int) -> dict:
+    """`in_feed`, `by_agent` and `kind` of a version (SPEC §7, the feed): in the feed when
+    an agent or a job made it — an agent's attended write (a tool, REST with its token),
+    a job's (autonomous, or a proposal approved, by the owner or a standing rule) — never
+    the owner's own edits, undos, restores and reverts, edits outside the app, or the files
+    the app generates."""
+    kind = kind_of_path(path)
+    if kind == "memory" and not removed:
+        kind = "lines"
+    actor = attribution.actor
+    owners_own = (
+        attribution.restored_from is not None
+        or attribution.reverts is not None
+        # proposals.actions notes an undo "undo of proposal #N" (its approval "approval of…")
+        or attribution.note.startswith("undo")
+    )
+    by_someone = actor.startswith(("agent:", "job:", "auto:")) or attribution.proposal is not None
+    in_feed = kind != GENERATED and by_someone and not owners_own
+    return {"in_feed": in_feed, "by_agent": _writer_agent(path, attribution), "kind": kind}
+
+
+def _writer_agent(path: str, attribution: Attribution) -> str:
+    """The agent that wrote (or whose job asked): an `agent:<id>` actor, an autonomous
+    `auto:<id>`, else the agent of the proposal or run behind it, else the file's."""
+    actor = attribution.actor
+    for prefix in ("agent:", "auto:"):
+        if actor.startswith(prefix):
+            return actor[len(prefix) :][:64]
+    if attribution.proposal is not None:
+        proposal_model = FileVersion._meta.get_field("proposal").related_model
+        found = (
+            proposal_model.objects.filter(pk=attribution.proposal)
+            .values_list("agent_id", flat=True)
+            .first()
+        )
+        if found:
+            return found
+    if attribution.run is not None:
+        found = Run.objects.filter(pk=attribution.run).values_list("agent_id", flat=True).first()
+        if found:
+            return found
+    return agent_of_path(path)
 
 
 def _line_stats(before: bytes | None, after: bytes | None) -> tuple[int, int]:
@@ -193,7 +287,10 @@ def _new_row(
         else:
             removed, added = _line_stats(before, after)
     exists = not (after is None and appended is None)
+    feed = _feed_fields(path, attribution, removed=removed) if op != Op.OUTSIDE else {}
     return FileVersion(
+        **feed,
+        reverts_id=attribution.reverts,
         path=path,
         seq=seq,
         agent=agent,
@@ -408,6 +505,73 @@ def restore(version: FileVersion, *, base_hash: str, by: str, via: str = "") -> 
                 logger.exception("refresh %s after restoring %s failed", name, path)
     assert made is not None
     return made
+
+
+def hash_after(version: FileVersion) -> str:
+    """The hash of what the file held after `version` (`workspace.ABSENT`: it did not
+    exist), as `current_hash` says it when the file is still at that version."""
+    if not version.exists:
+        return workspace.ABSENT
+    if version.sha256:
+        return version.sha256
+    return hashlib.sha256(content(version) or b"").hexdigest()
+
+
+def revert(version: FileVersion, *, by: str, via: str = "") -> FileVersion:
+    """Undo the change `version` made: the text the file held before it written again, as
+    a new version (a file it created is deleted) — `restore`'s rules, exactly once: the
+    file must still be what `version` left (else Conflict 409: a later change would be
+    undone too, and the message says to restore from the file's history instead), and a
+    version is reverted at most once (Conflict). InvalidInput (422) when it changed
+    nothing. Returns the new version, which names `version` as the one it reverts."""
+    path = version.path
+    if version.op == Op.OUTSIDE:
+        raise InvalidInput(
+            f"Version {version.seq} of {path} was an edit outside the app: restore a version "
+            "from the file's history instead."
+        )
+    before = previous_version(version)
+    restore_to = before if before is not None and before.exists else None
+    expected = hash_after(version)
+    with attributed(reverts=version.pk, actor=by, via=via):
+        with workspace.locked(path):
+            done = FileVersion.objects.filter(reverts=version).order_by("seq").first()
+            if done is not None:
+                raise Conflict(
+                    f"Version {version.seq} of {path} was already reverted (version {done.seq})."
+                )
+            if workspace.bytes_hash(path) != expected:
+                newer = latest(path)
+                raise Conflict(
+                    f"{path} changed after version {version.seq} (it is now at version "
+                    f"{newer.seq if newer else '?'} or edited by hand): reverting would undo "
+                    "those changes too. Open the file's history and restore the version you "
+                    "want instead."
+                )
+            if restore_to is None:
+                if not version.exists:
+                    raise InvalidInput(f"Version {version.seq} of {path} changed nothing.")
+                with attributed(note=f"revert of version {version.seq}"):
+                    workspace.delete(path)
+                made = latest(path)
+        if restore_to is not None:
+            if hash_after(restore_to) == expected:
+                raise InvalidInput(f"Version {version.seq} of {path} changed nothing.")
+            # restore() checks the hash again under the file's lock: a write in between is
+            # its 409, never a clobber.
+            return restore(restore_to, base_hash=expected, by=by, via=via)
+    _refresh(path)
+    assert made is not None
+    return made
+
+
+def _refresh(path: str) -> None:
+    for name, (applies, refresh) in list(_REFRESHERS.items()):
+        if applies(path):
+            try:
+                refresh(path)
+            except Exception:  # the change is written; a failed refresh must not hide it
+                logger.exception("refresh %s after reverting %s failed", name, path)
 
 
 # --- blame ----------------------------------------------------------------------------------

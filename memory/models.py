@@ -328,11 +328,60 @@ class FileVersion(models.Model):
     data = models.BinaryField(default=b"")
     lines_added = models.PositiveIntegerField(default=0)
     lines_removed = models.PositiveIntegerField(default=0)
+    # The feed of what the assistants remembered (SPEC §7, memory.feed), decided when the
+    # version is recorded: whether an agent or a job made it (an attended write, or an
+    # approved proposal), which agent, and what kind of file it changed.
+    in_feed = models.BooleanField(default=False)
+    by_agent = models.CharField(max_length=64, blank=True, default="")
+    kind = models.CharField(max_length=10, blank=True, default="")
+    # The version this one reverted (the feed's one-click revert), if it is a revert.
+    reverts = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        related_name="reverted_by",
+    )
 
     class Meta:
         ordering = ["path", "-seq"]
         constraints = [models.UniqueConstraint(fields=["path", "seq"], name="one_version_per_seq")]
-        indexes = [models.Index(fields=["agent", "-created_at"], name="version_agent_time")]
+        indexes = [
+            models.Index(fields=["agent", "-created_at"], name="version_agent_time"),
+            # The feed, newest first, whole or for one agent: an index walk, not a sort.
+            models.Index(fields=["in_feed", "-created_at", "-id"], name="version_feed_time"),
+            models.Index(
+                fields=["in_feed", "by_agent", "-created_at", "-id"], name="version_feed_agent"
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.path} v{self.seq} ({self.op})"
+
+
+class Delivery(models.Model):
+    """One notification sent, or tried (SPEC §7, memory.jobs.notify): a digest or a test,
+    by email or webhook, with what came of it — the Settings page lists the last ones."""
+
+    class Channel(models.TextChoices):
+        EMAIL = "email", _("email")
+        WEBHOOK = "webhook", _("webhook")
+
+    sent_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    channel = models.CharField(max_length=10, choices=Channel.choices)
+    what = models.CharField(max_length=10, default="digest")  # "digest" or "test"
+    target = models.CharField(max_length=300, blank=True, default="")  # address or host
+    payload_format = models.CharField(max_length=10, blank=True, default="")  # json, text
+    ok = models.BooleanField(default=False)
+    result = models.CharField(max_length=500, blank=True, default="")
+    attempts = models.PositiveSmallIntegerField(default=1)
+    by = models.CharField(max_length=200, blank=True, default="")  # who asked for a test
+
+    class Meta:
+        verbose_name = _("notification delivery")
+        verbose_name_plural = _("notification deliveries")
+        ordering = ["-sent_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.channel} {self.what} {self.sent_at:%Y-%m-%d %H:%M} ({self.result})"

@@ -276,8 +276,13 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
 
-LANGUAGE_CODE = "en"
 LANGUAGES = [("en", "English"), ("vi", "Tiếng Việt")]
+# The owner's language: the pages' when the browser states none, and the notices' digest.
+LANGUAGE_CODE = env_str("MEMORY_LANGUAGE", "en").lower()
+if LANGUAGE_CODE not in dict(LANGUAGES):
+    raise ImproperlyConfigured(
+        f"MEMORY_LANGUAGE must be one of {', '.join(dict(LANGUAGES))}, not {LANGUAGE_CODE!r}"
+    )
 LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = MEMORY_TIME_ZONE
 USE_I18N = True
@@ -368,6 +373,13 @@ MEMORY_NOTIFY_WEBHOOK_URL = env_str("MEMORY_NOTIFY_WEBHOOK_URL")
 MEMORY_NOTIFY_WEBHOOK_SECRET = env_str("MEMORY_NOTIFY_WEBHOOK_SECRET")
 MEMORY_NOTIFY_WEBHOOK_ATTEMPTS = env_int("MEMORY_NOTIFY_WEBHOOK_ATTEMPTS", 3)
 MEMORY_NOTIFY_WEBHOOK_RETRY_DELAY = env_float("MEMORY_NOTIFY_WEBHOOK_RETRY_DELAY", 2.0)
+# What the webhook carries: "json" (the signed payload) or "text" (the digest as plain text,
+# for a chat service such as ntfy or a Telegram bot relay; signed too when a secret is set).
+MEMORY_NOTIFY_WEBHOOK_FORMAT = env_str("MEMORY_NOTIFY_WEBHOOK_FORMAT", "json").lower()
+if MEMORY_NOTIFY_WEBHOOK_FORMAT not in ("json", "text"):
+    raise ImproperlyConfigured(
+        f"MEMORY_NOTIFY_WEBHOOK_FORMAT must be json or text, not {MEMORY_NOTIFY_WEBHOOK_FORMAT!r}"
+    )
 # Where the owner opens the pages, for the links in notices.
 MEMORY_PUBLIC_URL = env_str("MEMORY_PUBLIC_URL", "http://127.0.0.1:8000")
 # Email: the console backend (printed) unless an SMTP host is configured.

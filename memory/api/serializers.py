@@ -387,6 +387,80 @@ class FileVersionTextSerializer(FileVersionSerializer):
         read_only_fields = fields
 
 
+class WriteSerializer(FileVersionSerializer):
+    """One write of the feed of what was remembered (memory.feed): a version an agent or a
+    job made, with who (`by_agent`), what kind of file, whether it was `attended` or an
+    `approved` proposal, the version that reverted it, whether a revert can apply now
+    (no later version of the file), and its diff as `[op, line]` rows (op `" "` same,
+    `"+"` added, `"-"` removed, `"@"` a hunk header; none with `diff_too_large`)."""
+
+    by_agent = serializers.CharField(read_only=True)
+    kind = serializers.CharField(read_only=True)
+    how = serializers.SerializerMethodField()
+    reverted_by = serializers.IntegerField(source="reverted_by_id", read_only=True, allow_null=True)
+    revertible = serializers.SerializerMethodField()
+    diff = serializers.SerializerMethodField()
+    diff_too_large = serializers.SerializerMethodField()
+
+    class Meta(FileVersionSerializer.Meta):
+        fields = [
+            *FileVersionSerializer.Meta.fields,
+            "by_agent",
+            "kind",
+            "how",
+            "reverted_by",
+            "revertible",
+            "diff",
+            "diff_too_large",
+        ]
+        read_only_fields = fields
+
+    def get_how(self, row) -> str:
+        return "approved" if row.proposal_id else "attended"
+
+    def get_revertible(self, row) -> bool:
+        return row.reverted_by_id is None and not row.superseded
+
+    def _diff(self, row):
+        if not hasattr(row, "_diff_rows"):
+            from memory import feed
+            from proposals.diff import CHANGE, diff_rows
+
+            before, after = feed.texts(row)
+            rows, _removed, _added, _hunks, too_large = diff_rows(before, after)
+            row._diff_rows = ([[r.op, r.text] for r in rows if r.op != CHANGE], too_large)
+        return row._diff_rows
+
+    def get_diff(self, row) -> list[list[str]]:
+        return self._diff(row)[0]
+
+    def get_diff_too_large(self, row) -> bool:
+        return self._diff(row)[1]
+
+
+class DeliverySerializer(serializers.ModelSerializer):
+    """One notification sent or tried (memory.jobs.notify): `target` is an address, or a
+    webhook's scheme and host only."""
+
+    class Meta:
+        from memory.models import Delivery
+
+        model = Delivery
+        fields = [
+            "id",
+            "sent_at",
+            "channel",
+            "what",
+            "target",
+            "payload_format",
+            "ok",
+            "result",
+            "attempts",
+            "by",
+        ]
+        read_only_fields = fields
+
+
 class RestoreSerializer(serializers.Serializer):
     """Body of `POST /api/memory/history/{id}/restore`: the hash of the file as the caller
     saw it (what `GET …/history/{id}` or the file's editor answered as `current_hash`)."""

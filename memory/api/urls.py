@@ -4,6 +4,7 @@ module per resource in memory/api/; names are `memory-api:<resource>[-<verb>]`."
 from django.urls import path, re_path
 
 from memory.api import (
+    activity,
     agent_memory,
     agents,
     context,
@@ -11,6 +12,7 @@ from memory.api import (
     history,
     memory_tool,
     notes,
+    notifications,
     proposals,
     runs,
     scripts,
@@ -37,6 +39,19 @@ urlpatterns = [
         name="version-restore",
     ),
     path("memory/blame", history.Blame.as_view(), name="blame"),
+    path("memory/activity/writes", activity.WriteList.as_view(), name="write-list"),
+    path(
+        "memory/activity/writes/<int:version_id>/revert",
+        activity.WriteRevert.as_view(),
+        name="write-revert",
+    ),
+    path("memory/notifications", notifications.NotificationStatus.as_view(), name="notifications"),
+    path(
+        "memory/notifications/deliveries",
+        notifications.DeliveryList.as_view(),
+        name="delivery-list",
+    ),
+    path("memory/notifications/test", notifications.NotificationTest.as_view(), name="notify-test"),
     path("memory/proposals", proposals.ProposalList.as_view(), name="proposal-list"),
     path("memory/proposals/bulk", proposals.ProposalBulk.as_view(), name="proposal-bulk"),
     path("memory/proposals/<int:proposal_id>", proposals.ProposalDetail.as_view(), name="proposal"),

@@ -7,7 +7,7 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 
-from memory import context, history, notes
+from memory import context, feed, history, notes
 from memory.clock import today
 from memory.manage.layout import agent_or_404, current_agent, owner_required, page
 
@@ -47,6 +47,7 @@ def agent_screen(request: HttpRequest, agent_id: str) -> HttpResponse:
             "memory_path": memory_path,
             "lines": history.blame(memory_path),
             "today": today(),
+            "remembered_this_week": feed.count_this_week(agent=agent.pk),
         },
         tab="agent",
         agent=agent,

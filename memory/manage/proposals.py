@@ -1,7 +1,8 @@
-"""The proposals queue and history of the Memory tab (SPEC §7, §15): cards with readable
-diffs, approve / reject / undo through proposals.actions, like the API and the admin —
-also in part (pages of a batch, hunks of a rewrite), edited before approving, and several
-at once (each exactly once, each with its own 409)."""
+"""A proposal's card and the decisions of the Memory tab (SPEC §7, §15): readable diffs,
+approve / reject / undo through proposals.actions, like the API and the admin — also in
+part (pages of a batch, hunks of a rewrite), edited before approving, and several at once
+(each exactly once, each with its own 409). The queue that lists them is
+memory/manage/queue.py."""
 
 from __future__ import annotations
 
@@ -18,53 +19,11 @@ from django.views.decorators.http import require_POST
 from memory import notes
 from memory.errors import DomainError, InvalidInput
 from memory.manage.layout import actor, back, owner_required, page, report_error
-from memory.manage.paging import paginate
 from proposals import actions, diff, rules
 from proposals.diff import kind_label, reason_text
 from proposals.models import Proposal, StandingRule
 
-
-@owner_required
-def proposals(request: HttpRequest) -> HttpResponse:
-    pending = (
-        Proposal.objects.filter(status=Proposal.Status.PENDING)
-        .select_related("agent", "run")
-        .order_by("created_at", "id")
-    )
-    history = (
-        Proposal.objects.exclude(status=Proposal.Status.PENDING)
-        .select_related("agent")
-        .order_by("-decided_at", "-id")
-    )
-    # Two pending proposals on one file are shown together (approving one supersedes the
-    # other when it was based on the text the first changes); the groups are paged, and
-    # only the page's cards are built (a card computes its diffs).
-    by_target: dict[str, list[Proposal]] = {}
-    for proposal in pending:
-        by_target.setdefault(proposal.target, []).append(proposal)
-    pending_pager = paginate(
-        request, list(by_target.values()), per_page=10, label=_("pending proposals")
-    )
-    history_pager = paginate(request, history, param="hpage", label=_("history"))
-    groups = [[proposal_card(p) for p in group] for group in pending_pager.items]
-    return page(
-        request,
-        "memory/proposals.html",
-        {
-            "groups": groups,
-            "pending_total": pending.count(),
-            "pager": pending_pager,
-            "history": [(p, kind_label(p.kind)) for p in history_pager.items],
-            "history_pager": history_pager,
-            "repeated": list(
-                Proposal.objects.filter(status=Proposal.Status.REJECTED, repeats__gt=0).order_by(
-                    "-repeated_at"
-                )[:20]
-            ),
-            "rules": rules.rules_with_counts(),
-        },
-        tab="memory",
-    )
+SIBLINGS = 10  # sibling links a card shows
 
 
 @owner_required
@@ -134,12 +93,14 @@ def _card_reasons(proposal: Proposal, diffs: list) -> list:
 def _pending_parts(proposal: Proposal, *, review: bool) -> dict:
     """What only a pending card has: the other pending proposals on its file, the
     standing rule it could start, and on the review page the texts to edit."""
+    others = Proposal.objects.filter(
+        status=Proposal.Status.PENDING, target=proposal.target
+    ).exclude(pk=proposal.pk)
+    siblings = list(others.order_by("created_at", "id").values_list("pk", flat=True)[:SIBLINGS])
     parts: dict = {
-        "siblings": list(
-            Proposal.objects.filter(status=Proposal.Status.PENDING, target=proposal.target)
-            .exclude(pk=proposal.pk)
-            .values_list("pk", flat=True)
-        ),
+        # At most SIBLINGS links, then "and N more" (a file may have hundreds waiting).
+        "siblings": siblings,
+        "siblings_more": others.count() - len(siblings) if len(siblings) == SIBLINGS else 0,
         "rule_offer": rules.offer_for(proposal),
     }
     if review:

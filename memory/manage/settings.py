@@ -33,6 +33,7 @@ from memory.errors import DomainError, InvalidInput
 from memory.jobs.schedules import schedule_name, validate_cron
 from memory.manage.forms import attach_error
 from memory.manage.layout import agent_or_404, current_agent, owner_required, page
+from memory.manage.notifications import notifications_context
 from memory.models import Agent, ApiToken
 
 CUSTOM = "custom"
@@ -144,6 +145,7 @@ def _render(
             "repo_dir": str(django_settings.BASE_DIR),
             "python": sys.executable,
             "home_dir": django_settings.MY_AGENT_HOME,
+            "notifications": notifications_context(),
         },
         tab="settings",
         agent=agent,

@@ -4,7 +4,19 @@ wiki's own (wiki/manage_urls.py), composed beside these by memoryproject/urls.py
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from memory.manage import activity, agent, files, history, memory, proposals, scripts, settings
+from memory.manage import (
+    activity,
+    agent,
+    files,
+    history,
+    memory,
+    notifications,
+    proposals,
+    queue,
+    remembered,
+    scripts,
+    settings,
+)
 
 app_name = "memory-pages"
 
@@ -28,12 +40,13 @@ urlpatterns = [
     path("agents/<str:agent_id>/view/<path:path>", memory.file_view, name="file"),
     path("settings/", settings.settings_current, name="settings-current"),
     path("settings/new-agent/", settings.create_agent, name="create-agent"),
+    path("settings/notifications/test/", notifications.send_test, name="notify-test"),
     path("settings/<str:agent_id>/", settings.agent_settings, name="settings"),
     path("settings/<str:agent_id>/token/", settings.issue_token, name="issue-token"),
     path("search/", memory.search_page, name="search"),
     path("agent/", agent.agent_screen_current, name="agent-current"),
     path("agents/<str:agent_id>/", agent.agent_screen, name="agent"),
-    path("proposals/", proposals.proposals, name="proposals"),
+    path("proposals/", queue.proposals, name="proposals"),
     path("proposals/<int:pk>/", proposals.proposal_detail, name="proposal"),
     path("proposals/<int:pk>/approve/", proposals.approve_proposal, name="approve"),
     path("proposals/<int:pk>/reject/", proposals.reject_proposal, name="reject"),
@@ -48,6 +61,8 @@ urlpatterns = [
     path("history/<int:version_id>/restore/", history.restore_version, name="restore"),
     path("blame/", history.file_blame, name="blame"),
     path("activity/", activity.activity, name="activity"),
+    path("activity/writes/", remembered.remembered, name="remembered"),
+    path("activity/writes/<int:version_id>/revert/", remembered.revert_write, name="revert-write"),
     path("scripts/", scripts.scripts_current, name="scripts-current"),
     path("scripts/<str:agent_id>", scripts.scripts_tab, name="scripts"),
     path("scripts/<str:agent_id>/delete", scripts.delete_script_entry, name="delete-script"),

@@ -50,6 +50,17 @@ KINDS = {
     "stale": _("stale"),
 }
 
+# The kinds of file the feed of what was remembered tells apart (memory.history.KINDS).
+FILE_KINDS = {
+    "lines": _("MEMORY.md lines"),
+    "memory": _("MEMORY.md rewrite"),
+    "note": _("daily note"),
+    "fact": _("fact"),
+    "user": _("USER.md"),
+    "wiki": _("wiki page"),
+    "file": _("other file"),
+}
+
 TRIGGERS = {
     "api": _("API"),
     "page": _("this page"),

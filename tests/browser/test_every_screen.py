@@ -41,6 +41,7 @@ SCREENS = [
     ("15-agent-screen", "/manage/memory/agents/master/"),
     ("16-settings", "/manage/memory/settings/master/"),
     ("17-not-found", "/manage/memory/facts/no-such-fact/"),
+    ("26-what-was-remembered", "/manage/memory/activity/writes/"),
 ]
 
 

@@ -39,14 +39,17 @@ def test_it_lists_pending_proposals_first_with_reasons_and_diffs(pages, master, 
     html = text_of(pages.get("/manage/memory/proposals/"))
     assert badge(html) == "2"
     assert "master asked to update the fact &#x27;coffee&#x27; from job:nightly." in html
+    assert html.index(f"row-{proposal.pk}") < html.index(f"row-{lines.pk}")
+    # The full card opens in place, under its row.
+    html = text_of(pages.get(f"/manage/memory/proposals/?open={proposal.pk}"))
     # A fact reads as field changes, not as frontmatter lines.
     assert (
         "<dt>description</dt><dd><del>Trà</del> → <ins>Cà phê đen, không đường</ins></dd>" in html
     )
     assert '<span class="diff-removed">-description: Trà</span>' not in html
+    html = text_of(pages.get(f"/manage/memory/proposals/?open={lines.pk}"))
     assert "Lines it would add to MEMORY.md" in html
     assert '<span class="diff-added">+ Lan chạy bộ mỗi sáng</span>' in html
-    assert html.index(f"proposal-{proposal.pk}") < html.index(f"proposal-{lines.pk}")
     detail = text_of(pages.get(f"/manage/memory/proposals/{proposal.pk}/"))
     assert "Approve" in detail and "Reject" in detail
 

@@ -20,7 +20,8 @@ def test_25000_identical_lines_and_one_new_line_render(pages, master, workspace)
     (workspace / "MEMORY.md").write_text("- the same line\n" * 25_000)
     _, proposal = add_memory_lines_or_propose(master, ["the one new line"], source="job:j")
 
-    html = html_of(pages.get("/manage/memory/proposals/"))
+    # The queue opens the card in place under its row.
+    html = html_of(pages.get(f"/manage/memory/proposals/?open={proposal.pk}"))
 
     assert '<span class="diff-added">+the one new line</span>' in html
     assert html.count('<span class="diff-same"> - the same line</span>') == 3  # context only
@@ -116,8 +117,10 @@ def test_the_banner_shows_on_every_page_and_cards_show_their_age(pages, helper_a
     for url in ("/manage/memory/", "/manage/memory/search/", "/manage/memory/activity/"):
         assert "2 proposals wait for you." in html_of(pages.get(url))
     html = html_of(pages.get("/manage/memory/proposals/"))
-    assert "waiting 0" in html
-    assert "2 pending proposals change the same file." in html
+    assert '<td data-label="Waiting" class="nowrap">0 minutes</td>' in html
+    # Each row says how many others wait on the same file, linked to them.
+    assert html.count("1 more on this file</a>") == 2
+    assert "?target=agents/helper/MEMORY.md" in html
 
 
 def test_history_version_restore_and_blame_pages(pages, master, workspace):

@@ -575,3 +575,159 @@ def test_stats_count_pending_proposals(owner_client, helper_client, master, work
     response = owner_client.get("/api/stats")
     assert response.status_code == 200
     assert response.json() == {"pending_proposals": 1, "agents": 2, "facts": 0, "notes": 1}
+
+
+# --- the feed of what was remembered ------------------------------------------------------
+
+
+def _feed(client, **params):
+    response = client.get("/api/memory/activity/writes", params)
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+def test_the_feed_lists_what_agents_and_jobs_wrote_newest_first_with_diffs(
+    owner_client, master_client, token_client, master, workspace
+):
+    assert _save_note(master_client, "Lan chạy bộ 5 km").status_code == 200
+    job = token_client("master", job="nightly")
+    proposal = job.post(
+        "/api/agents/master/memory/lines", {"lines": ["Báo cáo thứ Năm"]}, format="json"
+    ).json()["proposal"]
+    assert _decide(owner_client, proposal["id"]).status_code == 200
+
+    page = _feed(owner_client)
+    assert (page["count"], page["offset"], page["limit"]) == (2, 0, 50)
+    approved, attended = page["results"]
+    assert (approved["path"], approved["kind"]) == ("MEMORY.md", "lines")
+    assert approved["how"] == "approved"
+    assert (approved["source"], approved["by_agent"], approved["proposal"]) == (
+        "job:nightly",
+        "master",
+        proposal["id"],
+    )
+    assert ["+", "Báo cáo thứ Năm"] in approved["diff"]
+    assert (attended["kind"], attended["how"]) == ("note", "attended")
+    assert attended["actor"] == "agent:master"
+    note = (workspace / attended["path"]).read_text(encoding="utf-8")
+    assert [row for row in attended["diff"] if row[0] == "+"] == [
+        ["+", line] for line in note.splitlines()
+    ]
+    assert note.rstrip().endswith("Lan chạy bộ 5 km")
+    assert attended["revertible"] is True and attended["reverted_by"] is None
+
+    assert [r["kind"] for r in _feed(owner_client, kind="note")["results"]] == ["note"]
+    assert _feed(owner_client, source="job:nightly")["count"] == 1
+    assert _feed(owner_client, agent="helper")["count"] == 0
+    assert _feed(owner_client, limit=1, offset=1)["results"][0]["id"] == attended["id"]
+
+
+def test_a_write_is_reverted_once_and_a_changed_file_is_409(
+    owner_client, master_client, master, workspace
+):
+    _save_note(master_client, "first")
+    _save_note(master_client, "second")
+    newest, older = _feed(owner_client)["results"]
+    note = workspace / newest["path"]
+    text = note.read_text(encoding="utf-8")
+
+    refused = owner_client.post(f"/api/memory/activity/writes/{older['id']}/revert")
+    assert refused.status_code == 409
+    assert refused.json()["detail"] == (
+        f"{older['path']} changed after version {older['seq']} (it is now at version "
+        f"{newest['seq']} or edited by hand): reverting would undo those changes too. Open the "
+        "file's history and restore the version you want instead."
+    )
+    assert note.read_text(encoding="utf-8") == text
+
+    done = owner_client.post(f"/api/memory/activity/writes/{newest['id']}/revert")
+    assert done.status_code == 200, done.content
+    assert done.json()["op"] == "restore"
+    assert note.read_text(encoding="utf-8") == text[: text.rindex("- ")]  # "second" gone
+    again = owner_client.post(f"/api/memory/activity/writes/{newest['id']}/revert")
+    assert again.status_code == 409
+    row = _feed(owner_client)["results"][0]
+    assert (row["id"], row["reverted_by"], row["revertible"]) == (
+        newest["id"],
+        done.json()["id"],
+        False,
+    )
+
+
+def test_the_feed_is_the_owners_and_refuses_bad_filters(
+    owner_client, master_client, master, workspace
+):
+    assert master_client.get("/api/memory/activity/writes").status_code == 403
+    assert master_client.post("/api/memory/activity/writes/1/revert").status_code == 403
+    bad = owner_client.get("/api/memory/activity/writes", {"kind": "poem"})
+    assert bad.status_code == 422
+    assert bad.json()["detail"] == (
+        "`kind` must be one of lines, memory, note, fact, user, wiki, file."
+    )
+    assert owner_client.get("/api/memory/activity/writes", {"day": "30/11"}).status_code == 422
+    assert owner_client.get("/api/memory/activity/writes", {"limit": "x"}).status_code == 422
+    assert owner_client.post("/api/memory/activity/writes/999/revert").status_code == 404
+
+
+# --- notices on screen and over the API ----------------------------------------------------
+
+
+def test_notifications_status_a_test_and_its_deliveries_over_the_api(
+    owner_client, master_client, master, settings
+):
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    received: list[tuple[str, bytes]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - http.server's API
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            received.append((self.headers["Content-Type"], body))
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    settings.MEMORY_NOTIFY_EMAIL = ""
+    settings.MEMORY_NOTIFY_WEBHOOK_URL = ""
+    none = owner_client.get("/api/memory/notifications").json()
+    assert (none["email"]["configured"], none["webhook"]["configured"]) == (False, False)
+    refused = owner_client.post("/api/memory/notifications/test")
+    assert refused.status_code == 422
+    assert refused.json()["detail"].startswith("No channel to send to: set MEMORY_NOTIFY_EMAIL")
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/topic/memory?token=abc"
+        settings.MEMORY_NOTIFY_WEBHOOK_URL = url
+        settings.MEMORY_NOTIFY_WEBHOOK_FORMAT = "text"
+        status = owner_client.get("/api/memory/notifications").json()
+        host = f"http://127.0.0.1:{server.server_address[1]}"
+        assert status["webhook"] == {
+            "configured": True,
+            "target": host,
+            "signed": False,
+            "format": "text",
+        }
+        sent = owner_client.post("/api/memory/notifications/test")
+    finally:
+        server.shutdown()
+    assert sent.status_code == 200, sent.content
+    (delivery,) = sent.json()["deliveries"]
+    assert (delivery["channel"], delivery["what"], delivery["ok"], delivery["target"]) == (
+        "webhook",
+        "test",
+        True,
+        host,
+    )
+    ((content_type, body),) = received
+    assert content_type == "text/plain; charset=utf-8"
+    assert body.decode().startswith("A test from the Settings page: this is what a notice")
+    page = owner_client.get("/api/memory/notifications/deliveries").json()
+    assert page["count"] == 1 and page["results"][0]["id"] == delivery["id"]
+    for path in ("/api/memory/notifications", "/api/memory/notifications/deliveries"):
+        assert master_client.get(path).status_code == 403
+    assert master_client.post("/api/memory/notifications/test").status_code == 403

@@ -15,6 +15,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from memory import clock, facts, notes, scripts, workspace
 from memory.agents import default_agent, ensure_agent_dirs, ensure_all_dirs
+from memory.attribution import attributed
 from memory.binding import require_own_workspace
 from memory.models import Agent
 from memory.writes import add_memory_lines_or_propose
@@ -170,15 +171,31 @@ class Command(BaseCommand):
 
 def fill_demo() -> str:
     """Write the demo. Returns a short summary of what was written."""
-    from wiki import pages as wiki_pages
-
     master = default_agent()
     helper, _ = Agent.objects.get_or_create(id="researcher", defaults={"name": "Researcher"})
     ensure_all_dirs()
     ensure_agent_dirs(helper)
     today = clock.today()
 
-    facts.write_user(USER_MD)
+    with attributed(actor="owner", source="web", via="command"):
+        facts.write_user(USER_MD)
+    # What the agents wrote in their conversations (the feed of what was remembered lists
+    # these, SPEC §7): facts and notes from Telegram, the wiki pages master keeps.
+    with attributed(actor=f"agent:{master.pk}", source="telegram", via="command"):
+        _agents_writes(master, helper, today)
+    # A scheduled job may not write durable memory by itself: this becomes the one
+    # pending proposal (Memory → Proposals).
+    _, proposal = add_memory_lines_or_propose(
+        master,
+        [f"Báo cáo tài chính gửi anh Minh mỗi thứ Năm trước 17:00. ({today.isoformat()})"],
+        source="job:demo-nightly",
+    )
+    return _finish(master, proposal, today)
+
+
+def _agents_writes(master: Agent, helper: Agent, today: dt.date) -> None:
+    from wiki import pages as wiki_pages
+
     for fact in _facts(today):
         updated = fact.pop("updated", None)
         if updated:
@@ -194,24 +211,22 @@ def fill_demo() -> str:
     for name, text in _notes(today).items():
         notes.write_note(master, name, text)
     notes.write_memory(master, _memory_md(today))
-    notes.write_note(
-        helper,
-        today.isoformat(),
-        f"# {today.isoformat()}\n\n- 10:00 Found 3 eco-tourism grant programmes in Quảng Nam.\n",
-    )
-    notes.write_memory(helper, "- Research notes for Lan's projects. (" + today.isoformat() + ")\n")
 
+    with attributed(actor=f"agent:{helper.pk}", source="telegram", via="command"):
+        notes.write_note(
+            helper,
+            today.isoformat(),
+            f"# {today.isoformat()}\n\n"
+            "- 10:00 Found 3 eco-tourism grant programmes in Quảng Nam.\n",
+        )
+        notes.write_memory(
+            helper, "- Research notes for Lan's projects. (" + today.isoformat() + ")\n"
+        )
     for page in _wiki_pages(today):
         wiki_pages.save_page(master, **page)
 
-    # A scheduled job may not write durable memory by itself: this becomes the one
-    # pending proposal (Memory → Proposals).
-    _, proposal = add_memory_lines_or_propose(
-        master,
-        [f"Báo cáo tài chính gửi anh Minh mỗi thứ Năm trước 17:00. ({today.isoformat()})"],
-        source="job:demo-nightly",
-    )
 
+def _finish(master: Agent, proposal, today: dt.date) -> str:
     # A real run for Activity: MEMORY.md is newer than every note, so consolidation has
     # nothing to do and records itself as skipped — no model is called.
     from memory.jobs.nightly import consolidate_agent

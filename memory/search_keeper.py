@@ -610,7 +610,9 @@ def status() -> dict:
 
 
 def _message(report: dict) -> str:
-    if report["index"] == "indexing":
+    if report["index"] == "indexing" and not report["files"]:
+        where = "indexing: listing the files; search answers from the files meanwhile"
+    elif report["index"] == "indexing":
         where = f"indexing, {report['files_done']:,} of {report['files']:,} files"
     elif report["index"] == "missing":
         where = "no index yet: search answers from the files"

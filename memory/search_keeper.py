@@ -28,6 +28,7 @@ is none usable — slower, the same hits, never an error of the index's.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import logging
 import os
 import socket
@@ -131,6 +132,23 @@ def with_index(scope_dirs: Collection[str], work: Callable[[search_index.Index],
             return work(fallback)
         finally:
             fallback.close()
+            _give_back_memory()
+
+
+def _give_back_memory() -> None:
+    """Hand the memory of an index built from the files back to the system (glibc keeps
+    freed memory for the process otherwise: a worker would stay as large as its biggest
+    such query)."""
+    global _libc
+    try:
+        if _libc is None:
+            _libc = ctypes.CDLL("libc.so.6")
+        _libc.malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        _libc = False
+
+
+_libc = None
 
 
 def _built_sooner(files: int) -> search_index.Index | None:
@@ -283,8 +301,11 @@ class Keeper:
             while not stop.is_set():
                 try:
                     self.tick()
-                except Exception:  # noqa: BLE001 — the next tick tries again
-                    logger.exception("search: the keeper's tick failed")
+                except Exception as exc:  # noqa: BLE001 — the next tick tries again
+                    if search_index.is_broken(exc) and self.index is not None:
+                        search_index.report_broken(self.index.generation, exc)
+                    else:
+                        logger.exception("search: the keeper's tick failed")
                     self._close()
                     stop.wait(1.0)
                 stop.wait(TICK_SECONDS)
@@ -442,9 +463,21 @@ class _Watch:
     def plan(self) -> None:
         """Watch each folder search reads (and the folders new ones appear in), not the
         whole workspace: an OpenClaw workspace holds code folders nobody searches."""
-        from watchdog.events import FileSystemEventHandler
+        from watchdog import events
 
-        handler = self._handler_class(FileSystemEventHandler)(self)
+        handler = self._handler_class(events.FileSystemEventHandler)(self)
+        # Changes only: never the opens and reads of every file search itself makes (they
+        # would fill inotify's queue under load, and say nothing).
+        changes = [
+            events.FileCreatedEvent,
+            events.DirCreatedEvent,
+            events.FileModifiedEvent,
+            events.FileClosedEvent,
+            events.FileMovedEvent,
+            events.DirMovedEvent,
+            events.FileDeletedEvent,
+            events.DirDeletedEvent,
+        ]
         wanted: dict[str, bool] = {self.root: False}
         for rel, recursive in (("memory", True), ("agents", False), ("users/owner/facts", False)):
             wanted[os.path.join(self.root, rel)] = recursive
@@ -461,7 +494,9 @@ class _Watch:
             if path in self.watches or not os.path.isdir(path) or os.path.islink(path):
                 continue
             try:
-                self.watches[path] = self.observer.schedule(handler, path, recursive=recursive)
+                self.watches[path] = self.observer.schedule(
+                    handler, path, recursive=recursive, event_filter=changes
+                )
             except OSError as exc:
                 logger.warning("search: cannot watch %s (%s): polling covers it", path, exc)
                 self.overflowed.set()

@@ -442,9 +442,10 @@ def _sweep() -> None:
                     generation = search_store.current(directory)
                 except OSError:
                     continue
-                for index in [index for index in idle if index.generation != generation]:
-                    idle.remove(index)
-                    index.close()
+                for index in idle:
+                    if index.generation != generation:
+                        index.close()
+                idle[:] = [index for index in idle if not index.closed]
 
 
 def open_current(*, busy_ms: int = QUERY_BUSY_MS) -> Index:

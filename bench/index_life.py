@@ -93,6 +93,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--reindex", action="store_true")
     parser.add_argument("--home", help="reuse a workspace kept by an earlier run")
+    parser.add_argument("--search-dir", help="reuse its index too (no first-start build)")
     parser.add_argument("--keep", action="store_true")
     args = parser.parse_args()
 
@@ -103,7 +104,7 @@ def main() -> None:
         "HOME": os.environ.get("HOME", "/root"),
         "DATABASE_URL": f"sqlite:///{tmp / 'db.sqlite3'}",
         "MY_AGENT_HOME": str(home),
-        "MEMORY_SEARCH_DIR": str(tmp / "search"),
+        "MEMORY_SEARCH_DIR": args.search_dir or str(tmp / "search"),
         "SECRET_KEY": "bench-secret-key-not-for-production",
         "WEB_WORKERS": str(args.workers),
         "Q_WORKERS": "1",

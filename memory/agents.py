@@ -28,20 +28,27 @@ def get_agent_or_404(agent_id: str) -> Agent:
 def create_agent(
     *, id: str, name: str, autonomous: bool = False, memory_consolidate: str = ""
 ) -> Agent:
-    """Create a (non-default) agent from fields a serializer validated; its directory
-    follows (on_agent_saved), its schedule too (memory.jobs.schedules). Conflict (409)
-    when the id is taken, also when two requests race for it."""
+    """Create a (non-default) agent from fields a serializer validated, with its directory
+    (SPEC §1, §12), its schedule too (memory.jobs.schedules). Conflict (409) when the id
+    is taken, also when two requests race for it. The row and the directory come together:
+    a workspace that cannot take the directory (read-only: WorkspaceReadOnly, 503; full:
+    DiskFull, 507; something in the way: PathRefused, 422) leaves no row behind."""
     if Agent.objects.filter(pk=id).exists():
         raise Conflict(f"Agent {id!r} exists.", field="id")
     try:
         with transaction.atomic():
-            return Agent.objects.create(
+            agent = Agent.objects.create(
                 id=id,
                 name=name,
                 autonomous=autonomous,
                 memory_consolidate=memory_consolidate,
                 is_default=False,
             )
+            problems = dir_problems(agent)
+            if problems:
+                raise PathRefused(problems[0])
+            _make_dirs(agent)  # raises the workspace's error, which rolls the row back
+            return agent
     except IntegrityError:
         raise Conflict(f"Agent {id!r} exists.", field="id") from None
 
@@ -111,6 +118,14 @@ def _dir_parts(agent: Agent) -> list[str]:
     return ["agents", agent.dir] if agent.dir else []
 
 
+def _make_dirs(agent: Agent) -> None:
+    """The agent's memory/ and its MEMORY.md (see ensure_agent_dirs); raises the
+    workspace's error."""
+    workspace.ensure_dir(agent.path("memory"))
+    if memory_file_name(agent) == MEMORY_FILE:
+        workspace.create(agent.path(MEMORY_FILE))
+
+
 def ensure_agent_dirs(agent: Agent) -> list[str]:
     """Create the agent dir with its MEMORY.md and memory/ (SPEC §1). An existing
     MEMORY.md is never touched; a new one is empty (an empty file is left out of the
@@ -123,9 +138,7 @@ def ensure_agent_dirs(agent: Agent) -> list[str]:
     problems = dir_problems(agent)
     if not problems:
         try:
-            workspace.ensure_dir(agent.path("memory"))
-            if memory_file_name(agent) == MEMORY_FILE:
-                workspace.create(agent.path(MEMORY_FILE))
+            _make_dirs(agent)
         except DomainError as exc:
             problems = [exc.message]
     for problem in problems:

@@ -45,6 +45,30 @@ class BadCredential(Exception):
     """An Authorization header that names a scheme of ours but is not a valid key."""
 
 
+REALM = "agent-memory"
+# What a client without a working token is told to do (SPEC §14): the 401's JSON and its
+# `WWW-Authenticate` name the fix, so a runtime that shows only the header (or tries OAuth
+# discovery, which this server does not offer) still tells its user what to set.
+HOW_TO_CONNECT = (
+    "Send Authorization: Bearer <agent token>. Make one with "
+    "`manage.py memory_token agent <id>` or on the agent's Settings page; OpenClaw and the "
+    "README's snippets read it from MEMORY_AGENT_TOKEN."
+)
+
+
+def unauthorized(reason: str, key: str | None = None) -> tuple[dict, str]:
+    """The JSON body and the `WWW-Authenticate` value of a 401 (RFC 6750's Bearer
+    challenge, ASCII only): `reason` says what was wrong, the rest how to fix it. A key
+    that is a placeholder left unfilled (`${MEMORY_AGENT_TOKEN}`, `<agent token>`) says so."""
+    if key is not None and (key.startswith(("${", "$", "<")) or not key.strip()):
+        reason = f"The token is the placeholder {key[:40]!r}: its variable was not filled in."
+    description = f"{reason} {HOW_TO_CONNECT}"
+    quoted = description.replace("\\", "").replace('"', "'").encode("ascii", "replace").decode()
+    header = f'Bearer realm="{REALM}", error="invalid_token", error_description="{quoted}"'
+    body = {"error": "invalid_token", "error_description": description, "detail": description}
+    return body, header
+
+
 def key_from_header(value: bytes | str) -> str | None:
     """The key of `Token <key>` or `Bearer <key>`; None for no header or another scheme.
     Raises BadCredential for a malformed header of ours."""
@@ -53,6 +77,8 @@ def key_from_header(value: bytes | str) -> str | None:
     parts = value.split()
     if not parts or parts[0].lower().decode("latin-1") not in KEYWORDS:
         return None
+    if len(parts) == 1:
+        raise BadCredential("The Authorization header has no token after its scheme.")
     if len(parts) != 2:
         raise BadCredential("Invalid token header.")
     try:
@@ -79,19 +105,23 @@ class TokenAuthentication(authentication.BaseAuthentication):
     keyword = "Token"
 
     def authenticate(self, request: Request):
+        key = None
         try:
             key = key_from_header(authentication.get_authorization_header(request))
             if key is None:
                 return None
             token = token_for_key(key)
         except BadCredential as error:
-            raise exceptions.AuthenticationFailed(str(error)) from None
+            body, _ = unauthorized(str(error), key)
+            raise exceptions.AuthenticationFailed(body["detail"]) from None
         if token.agent_id:
             return AgentPrincipal(token.agent_id, job=token.job or None), token
         return token.user, token
 
     def authenticate_header(self, request: Request) -> str:
-        return self.keyword
+        """The 401's challenge: a Bearer challenge naming the fix (`Token <key>` works
+        too)."""
+        return unauthorized("No valid token.")[1]
 
 
 def agent_id_of(request: Request) -> str | None:

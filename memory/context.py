@@ -87,6 +87,10 @@ def _section(title: str, text: str | None, limit: int) -> str | None:
     return f"## {title}\n{cap(text.rstrip(), limit)}"
 
 
+def _read_index(path: str) -> str:
+    return facts.read_index()
+
+
 def system_sections(agent: Agent, *, capped: bool = True) -> list[tuple[str, str, str]]:
     """(title, workspace path, section text) of each §4.1 section present, in order — the
     agent screen shows where each came from. capped=False: without the caps."""
@@ -97,7 +101,8 @@ def system_sections(agent: Agent, *, capped: bool = True) -> list[tuple[str, str
         ("INDEX.md", facts.INDEX_PATH, INDEX_CAP),
         (notes.memory_file_name(agent), notes.memory_path(agent), MEMORY_CAP),
     ):
-        section = _section(title, _readable(workspace.read, path), limit if capped else unlimited)
+        reader = _read_index if path == facts.INDEX_PATH else workspace.read
+        section = _section(title, _readable(reader, path), limit if capped else unlimited)
         if section:
             found.append((title, path, section))
     return found

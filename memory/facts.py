@@ -120,7 +120,27 @@ def write_user(body: str, *, base_hash: str | None = None) -> None:
 
 
 def read_index() -> str:
-    return workspace.read(INDEX_PATH) or ""
+    """INDEX.md as the facts on disk make it (SPEC §2). The file, unless a fact was added,
+    replaced or removed since INDEX.md was last written (the facts directory's stamp
+    differs from the one kept with it): a write killed between a fact and its line — an
+    approval killed after its commit, before the index followed. Then the index those
+    facts give, computed; nothing is written (reads never write): the next fact write, or
+    the worker's upkeep (`heal_index`), writes it."""
+    state = _read_index_state()
+    if state is None or list(workspace.stamp(FACTS_DIR) or ()) == state["directory"]:
+        return workspace.read(INDEX_PATH) or ""
+    new, _ = _plan_index({})
+    return new.decode("utf-8", errors="replace")
+
+
+def heal_index() -> bool:
+    """Write INDEX.md when the facts changed since it was written (see read_index); True
+    when it was. The worker's upkeep runs it (memory.jobs.tasks.upkeep_task)."""
+    state = _read_index_state()
+    if state is not None and list(workspace.stamp(FACTS_DIR) or ()) == state["directory"]:
+        return False
+    update_index()
+    return True
 
 
 # --- facts -----------------------------------------------------------------------------

@@ -45,7 +45,7 @@ from django.utils import timezone
 from memory import textdiff, workspace
 from memory.attribution import Attribution, attributed
 from memory.errors import Conflict, InvalidInput, NotFound
-from memory.models import Agent, FileVersion, Run
+from memory.models import Agent, FileVersion, RestoreIntent, Run
 from memory.text import note_day
 
 logger = logging.getLogger(__name__)
@@ -348,7 +348,7 @@ def _record(change: workspace.Change) -> None:
         row = _new_row(
             path,
             last,
-            op=Op.ADOPT,
+            op=Op.RESTORE if attribution.restored_from else Op.ADOPT,
             before=content(last) if last is not None else None,
             after=current,
             fingerprint=change.after_fingerprint,
@@ -475,7 +475,12 @@ def restore(version: FileVersion, *, base_hash: str, by: str, via: str = "") -> 
     still hash to `base_hash` (what the person looked at), else Conflict (409) and nothing
     is written. Conflict too when the file already holds that text (nothing to restore).
     InvalidInput (422) for a version in which the file did not exist, or no base_hash.
-    Returns the new version."""
+    Returns the new version.
+
+    Crash-safe: a `RestoreIntent` row is committed before the file is written and removed
+    once its version is recorded; a process killed anywhere in between leaves the intent,
+    which `recover` settles (at start-up, and before the next restore of the path) so the
+    file's latest version is always its text."""
     if not isinstance(base_hash, str) or not base_hash:
         raise InvalidInput("`base_hash` is required: the hash of the file as you saw it.")
     if not version.exists:
@@ -486,25 +491,125 @@ def restore(version: FileVersion, *, base_hash: str, by: str, via: str = "") -> 
     text = content(version)
     assert text is not None
     path = version.path
-    with attributed(
-        actor=by, via=via, note=f"restore of version {version.seq}", restored_from=version.pk
-    ):
-        with workspace.locked(path):
-            current = workspace.bytes_hash(path)
-            if current != base_hash:
-                raise Conflict(f"{path} changed since you looked at it; reload and try again.")
-            if current == hashlib.sha256(text).hexdigest():
-                raise Conflict(f"{path} already holds the text of version {version.seq}.")
+    with workspace.locked(path):
+        _settle(path)
+        current = workspace.bytes_hash(path)
+        if current != base_hash:
+            raise Conflict(f"{path} changed since you looked at it; reload and try again.")
+        if current == hashlib.sha256(text).hexdigest():
+            raise Conflict(f"{path} already holds the text of version {version.seq}.")
+        intent = RestoreIntent.objects.create(
+            path=path,
+            version=version,
+            sha256=hashlib.sha256(text).hexdigest(),
+            actor=by[:200],
+            via=via[:30],
+        )
+        with _restore_attributed(version, by=by, via=via):
             workspace.write_raw(path, text)
-            made = latest(path)
+        made = latest(path)
+        RestoreIntent.objects.filter(pk=intent.pk).delete()
+    _refresh(path)
+    assert made is not None
+    return made
+
+
+def _restore_attributed(version: FileVersion, *, by: str, via: str, note: str = ""):
+    return attributed(
+        actor=by,
+        via=via,
+        note=note or f"restore of version {version.seq}",
+        restored_from=version.pk,
+    )
+
+
+def _refresh(path: str) -> None:
     for name, (applies, refresh) in list(_REFRESHERS.items()):
         if applies(path):
             try:
                 refresh(path)
             except Exception:  # the restore is written; a failed refresh must not hide it
                 logger.exception("refresh %s after restoring %s failed", name, path)
-    assert made is not None
-    return made
+
+
+RECOVERED_NOTE = "restore of version %(seq)s, recorded after a restart"
+
+
+def _settle(path: str) -> bool:
+    """Settle the restores of `path` a killed process left (caller holds the file's lock,
+    so none of them is still running): the file holding the restored bytes gets its
+    version recorded as that restore (when not recorded yet); otherwise nothing was
+    written and the intent goes. Returns whether a restore was found written."""
+    written = False
+    for intent in RestoreIntent.objects.filter(path=path).select_related("version"):
+        if workspace.bytes_hash(path) == intent.sha256:
+            written = True
+            last = latest(path)
+            if last is None or last.sha256 != intent.sha256:
+                note = RECOVERED_NOTE % {"seq": intent.version.seq}
+                attribution = _restore_attributed(
+                    intent.version, by=intent.actor, via=intent.via, note=note
+                )
+                with attribution:
+                    workspace.adopt(path)
+        RestoreIntent.objects.filter(pk=intent.pk).delete()
+    return written
+
+
+def recover() -> list[str]:
+    """Settle every restore a killed process left (start-up: memory_init). Returns the
+    paths whose restore had been written (their dependants refreshed)."""
+    done = []
+    for path in sorted(set(RestoreIntent.objects.values_list("path", flat=True))):
+        with workspace.locked(path):
+            written = _settle(path)
+        if written:
+            _refresh(path)
+            done.append(path)
+    return done
+
+
+# --- compare --------------------------------------------------------------------------------
+
+
+def compared(first: FileVersion, second: FileVersion | None) -> tuple[str | None, str | None]:
+    """The texts of two versions of one file (`second` None: the file as it is now), for a
+    diff of any two. InvalidInput (422) for versions of two different files."""
+    if second is not None and second.path != first.path:
+        raise InvalidInput(
+            f"Versions {first.pk} and {second.pk} are of different files: compare versions "
+            "of one file."
+        )
+    before = text_of(content(first))
+    after = text_of(content(second)) if second is not None else workspace.read(first.path)
+    return before, after
+
+
+# --- who made a version -------------------------------------------------------------------
+
+OWNER, AGENT, JOB, RULE, OUTSIDE_WHO, APP = "owner", "agent", "job", "rule", "outside", "app"
+
+
+def who(version: FileVersion | None) -> tuple[str, str]:
+    """Who made a version, as (kind, name): the owner (their name), an agent (its id), a job
+    (`job:<id>` — its proposal approved by someone, or a run's own write), a standing rule,
+    a change made outside the app, or the app itself; ("", "") for no version."""
+    if version is None:
+        return "", ""
+    actor, source = version.actor, version.source
+    if version.op == Op.OUTSIDE:
+        return OUTSIDE_WHO, ""
+    if source.startswith("job:"):
+        return JOB, source
+    if actor.startswith("job:"):
+        return JOB, actor
+    if actor.startswith("agent:"):
+        return AGENT, actor.removeprefix("agent:")
+    if actor.startswith(("rule:", "auto:")):
+        return RULE, actor
+    if actor:
+        return OWNER, actor
+    return APP, ""
 
 
 def hash_after(version: FileVersion) -> str:

@@ -23,11 +23,25 @@ def _require_dict(payload: Any) -> dict:
     return payload
 
 
+def written_by_same_job(proposal: Proposal) -> bool:
+    """Whether a standing rule may change the fact this proposal changes: a new fact, or one
+    whose file says it was last written by the same agent through the same job. The
+    owner's facts (and another agent's or job's) are always asked about (SPEC §7)."""
+    name = (proposal.payload or {}).get("name")
+    fact = facts.get_fact(name) if isinstance(name, str) else None
+    if fact is None:
+        return True
+    return fact.written_by == proposal.requested_by and fact.source == proposal.source
+
+
 class UserFactKind(BaseKind):
     """Save (create or replace) a shared fact. Payload: name, description, type, body,
     written_by, source. Approving writes the rendered fact file and regenerates INDEX.md."""
 
     name = "user_fact"
+
+    def may_apply_unattended(self, proposal: Proposal) -> bool:
+        return written_by_same_job(proposal)
 
     def changes(self, *, agent: Any, payload: dict) -> dict[str, str | None]:
         payload = _require_dict(payload)
@@ -56,6 +70,9 @@ class UserFactForgetKind(BaseKind):
 
     name = "user_fact_forget"
 
+    def may_apply_unattended(self, proposal: Proposal) -> bool:
+        return written_by_same_job(proposal)
+
     def changes(self, *, agent: Any, payload: dict) -> dict[str, str | None]:
         payload = _require_dict(payload)
         name = payload.get("name")
@@ -69,9 +86,12 @@ class UserFactForgetKind(BaseKind):
 
 
 class AgentMemoryKind(BaseKind):
-    """Add durable lines to an agent's MEMORY.md. Payload: lines (non-empty strings)."""
+    """Add durable lines to an agent's MEMORY.md. Payload: lines (non-empty strings) and
+    optionally the heading they belong under. An append: approving adds the lines to the
+    file as it is then (under the heading, created at the end when absent)."""
 
     name = "agent_memory"
+    appends = True
 
     def changes(self, *, agent: Any, payload: dict) -> dict[str, str | None]:
         payload = _require_dict(payload)
@@ -79,8 +99,12 @@ class AgentMemoryKind(BaseKind):
             raise InvalidInput("An agent_memory proposal needs an agent.")
         path = notes.memory_path(agent)
         current = workspace.read(path) or ""
-        # memory_with_lines validates the lines (InvalidInput, 422).
-        return {path: notes.memory_with_lines(current, payload.get("lines"))}
+        # memory_with_lines validates the lines and the heading (InvalidInput, 422).
+        return {
+            path: notes.memory_with_lines(
+                current, payload.get("lines"), heading=payload.get("heading") or ""
+            )
+        }
 
 
 # --- how a fact reads in a diff --------------------------------------------------------

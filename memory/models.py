@@ -360,6 +360,26 @@ class FileVersion(models.Model):
         return f"{self.path} v{self.seq} ({self.op})"
 
 
+class RestoreIntent(models.Model):
+    """A restore under way (memory.history.restore): written before the file, removed once
+    its version is recorded. One left behind was cut short by a killed process; the next
+    start-up (or restore of the path) settles it under the file's lock, so the file and its
+    history agree at any point of a kill: the text written → its version recorded as the
+    restore; not written → nothing."""
+
+    path = models.CharField(max_length=500, db_index=True)
+    version = models.ForeignKey(
+        FileVersion, on_delete=models.CASCADE, db_constraint=False, related_name="+"
+    )
+    sha256 = models.CharField(max_length=64)  # of the bytes the restore writes
+    actor = models.CharField(max_length=200, blank=True, default="")
+    via = models.CharField(max_length=30, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"restore of {self.path} to version {self.version_id}"
+
+
 class Delivery(models.Model):
     """One notification sent, or tried (SPEC §7, memory.jobs.notify): a digest or a test,
     by email or webhook, with what came of it — the Settings page lists the last ones."""

@@ -18,8 +18,12 @@ from memory.listing import Listing, page_bounds
 from memory.models import Agent
 from memory.text import (
     LOOSE_NOTE_NAME_RE,
+    clean_heading,
     fence_mark,
+    fold,
     fold_single_line,
+    heading_level,
+    heading_text,
     note_day,
     parse_note_name,
 )
@@ -106,28 +110,66 @@ def clean_memory_lines(lines: object) -> list[str]:
     return cleaned
 
 
-def memory_with_lines(current: str, lines: list[str]) -> str:
-    """MEMORY.md's text after appending `lines`, one per line, as given (pure).
+def memory_with_lines(current: str, lines: list[str], *, heading: str = "") -> str:
+    """MEMORY.md's text after adding `lines`, one per line, as given (pure).
 
-    The current text keeps everything it had; a missing final newline is added first so
-    the new lines never join the last old one. Raises InvalidInput on bad lines.
+    Without `heading` they go at the end. With one (`Lịch` or `## Lịch`), they go at the
+    end of the section under the first heading whose words are the same (folded: case and
+    marks do not matter), before the blank lines that close it; a file without that
+    heading gets it, as `## <heading>`, at the end. The current text keeps everything it
+    had; a missing final newline is added first so the new lines never join the last old
+    one. Raises InvalidInput on bad lines or heading.
     """
     cleaned = clean_memory_lines(lines)
+    wanted = clean_heading(heading)
     base = current or ""
     if base and not base.endswith("\n"):
         base += "\n"
-    return base + "".join(f"{line}\n" for line in cleaned)
+    added = [f"{line}\n" for line in cleaned]
+    if not wanted:
+        return base + "".join(added)
+    old = base.splitlines(keepends=True)
+    end = section_end(old, wanted)
+    if end is None:
+        gap = "\n" if old and old[-1].strip() else ""
+        return base + gap + f"## {wanted}\n\n" + "".join(added)
+    return "".join(old[:end] + added + old[end:])
 
 
-def append_memory_lines(agent: Agent, lines: list[str]) -> str:
-    """Append lines to MEMORY.md now (a person is present) and return the new body.
+def section_end(lines: list[str], heading: str) -> int | None:
+    """Where lines added under `heading` go: after the last non-blank line of the section
+    the first heading of those words opens (up to the next heading of the same or a higher
+    level); None when the file has no such heading."""
+    key = fold(heading)
+    for index, line in enumerate(lines):
+        if fold(heading_text(line)) != key or not key:
+            continue
+        level = heading_level(line)
+        stop = len(lines)
+        for later in range(index + 1, len(lines)):
+            if 0 < heading_level(lines[later]) <= level:
+                stop = later
+                break
+        last = index
+        for inside in range(index + 1, stop):
+            if lines[inside].strip():
+                last = inside
+        if last == index:  # an empty section: a blank line after the heading
+            return index + 1 + (1 if index + 1 < stop and not lines[index + 1].strip() else 0)
+        return last + 1
+    return None
+
+
+def append_memory_lines(agent: Agent, lines: list[str], *, heading: str = "") -> str:
+    """Add lines to MEMORY.md now (a person is present) and return the new body: at the end,
+    or under `heading` (memory_with_lines).
 
     Read-modify-write under the file's lock, so a concurrent append or rewrite is never
     lost."""
     cleaned = clean_memory_lines(lines)
     rel = memory_path(agent)
     with workspace.locked(rel):
-        body = memory_with_lines(workspace.read(rel) or "", cleaned)
+        body = memory_with_lines(workspace.read(rel) or "", cleaned, heading=heading)
         workspace.write(rel, body)
     return body
 

@@ -84,7 +84,8 @@ class WordWeight:
     rule: str  # "whole" (three characters or fewer), "inside", or "anywhere" (Han/Kana/Hangul)
     entries: int  # how many entries of the scope hold it (a word holding it, once each)
     weight: float
-    forms: list[str]  # the words of the text it matched (first 20)
+    forms: list[str]  # the words of the text it matched (first 20), of the scope only
+    capped: bool = False  # it matched more than MAX_FORMS words: the closest were used
 
 
 @dataclass
@@ -110,30 +111,80 @@ class _Word:
     df: int = 0
     weight: int = 0  # thousandths
     token_set: frozenset[str] = frozenset()
+    capped: bool = False  # more words of the text matched than MAX_FORMS
 
     @property
     def expr(self) -> str:
         return "(" + " OR ".join(f'"{token}"' for token in self.tokens) + ")"
 
 
-def _expand(index: search_index.Index, query_word: QueryWord) -> tuple[list[str], list[int]]:
-    """The words of the text a query word matches (SPEC §6.1 word rules)."""
+# The search's budget (SPEC §6.1): a query word matches at most this many words of the
+# text — of the scopes searched only. One agent's file of 30,000 words sharing a substring
+# made every search expand to all of them (60–90 s each, for every agent); now another
+# agent's words are never looked at, and the searcher's own are cut to the closest ones.
+MAX_FORMS = 200
+# Past this many words of the whole index holding a query word, its forms are looked for
+# among the searched scopes' own words rather than through the index of every word.
+CANDIDATES = 2000
+
+
+# The closest forms first: the word itself, then words it starts, then the shortest (the
+# fewest letters around it), then in order. Sorted by SQLite, in C and outside the GIL, so
+# a search with many forms does not hold up the other threads of its process.
+_CLOSEST = "ORDER BY t.token <> ?, substr(t.token, 1, ?) <> ?, length(t.token), t.token LIMIT ?"
+
+
+def _few_candidates(db, word: str) -> bool:
+    """Whether at most CANDIDATES words of the whole index hold `word` (a bounded probe of
+    the trigram index)."""
+    found = db.execute(
+        "SELECT count(*) FROM (SELECT rowid FROM tokens_fts WHERE tokens_fts MATCH ? LIMIT ?)",
+        (f'"{word}"', CANDIDATES + 1),
+    ).fetchone()[0]
+    return found <= CANDIDATES
+
+
+def _expand(
+    index: search_index.Index, query_word: QueryWord, scope_ids: list[int]
+) -> tuple[list[str], list[int], bool]:
+    """The words of the text a query word matches (SPEC §6.1 word rules) that stand in at
+    least one of the scopes `scope_ids` — never a word only another scope holds — at most
+    MAX_FORMS of them, the closest first; and whether any were left out."""
     db = index.db
     word = query_word.text
+    if not scope_ids:
+        return [], [], False
+    marks = ",".join("?" * len(scope_ids))
+    in_scope = f"EXISTS (SELECT 1 FROM df WHERE df.token = t.id AND df.scope IN ({marks}))"
+    closest = (word, len(word), word, MAX_FORMS + 1)
     if query_word.rule == WHOLE:
-        rows = db.execute("SELECT token, id FROM tokens WHERE token = ?", (word,)).fetchall()
-    elif len(word) >= 3:
+        rows = db.execute(
+            f"SELECT t.token, t.id FROM tokens t WHERE t.token = ? AND {in_scope}",
+            (word, *scope_ids),
+        ).fetchall()
+    elif len(word) >= 3 and _few_candidates(db, word):
         rows = db.execute(
             "SELECT t.token, t.id FROM tokens_fts f JOIN tokens t ON t.id = f.rowid "
-            "WHERE tokens_fts MATCH ?",
-            (f'"{word}"',),
+            f"WHERE tokens_fts MATCH ? AND instr(t.token, ?) > 0 AND {in_scope} {_CLOSEST}",
+            (f'"{word}"', word, *scope_ids, *closest),
         ).fetchall()
-        rows = [row for row in rows if word in row[0]]  # the trigram match is exact; belt
+    elif len(word) >= 3:
+        # Many words of the whole index hold it (someone's file of 30,000 such words):
+        # look through the searched scopes' own words instead, so the cost is theirs.
+        rows = db.execute(
+            f"SELECT t.token, t.id FROM df JOIN tokens t ON t.id = df.token "
+            f"WHERE df.scope IN ({marks}) AND instr(t.token, ?) > 0 GROUP BY t.id {_CLOSEST}",
+            (*scope_ids, word, *closest),
+        ).fetchall()
     else:  # one or two characters of Han, Kana or Hangul
         rows = db.execute(
-            "SELECT token, id FROM tokens WHERE spaceless AND instr(token, ?) > 0", (word,)
+            f"SELECT t.token, t.id FROM tokens t WHERE t.spaceless AND instr(t.token, ?) > 0 "
+            f"AND {in_scope} {_CLOSEST}",
+            (word, *scope_ids, *closest),
         ).fetchall()
-    return [row[0] for row in rows], [row[1] for row in rows]
+    capped = len(rows) > MAX_FORMS
+    rows = rows[:MAX_FORMS]
+    return [row[0] for row in rows], [row[1] for row in rows], capped
 
 
 def weight(df: int, entries: int) -> int:
@@ -155,7 +206,7 @@ def _weigh(
         ).fetchone()[0]
     parsed = []
     for query_word in query.words:
-        tokens, ids = _expand(index, query_word)
+        tokens, ids, capped = _expand(index, query_word, scope_ids)
         df = 0
         for start in range(0, len(ids), 400):
             chunk = ids[start : start + 400]
@@ -165,7 +216,9 @@ def _weigh(
                     f"AND token IN ({','.join('?' * len(chunk))})",
                     [*scope_ids, *chunk],
                 ).fetchone()[0]
-        parsed.append(_Word(query_word.text, tokens, ids, df, weight(df, total), frozenset(tokens)))
+        parsed.append(
+            _Word(query_word.text, tokens, ids, df, weight(df, total), frozenset(tokens), capped)
+        )
     return parsed, total
 
 
@@ -522,7 +575,7 @@ def explain(
         return Explained(
             total,
             [
-                WordWeight(w.word, q.rule, w.df, w.weight / 1000, sorted(w.tokens)[:20])
+                WordWeight(w.word, q.rule, w.df, w.weight / 1000, sorted(w.tokens)[:20], w.capped)
                 for w, q in zip(words, query.words, strict=True)
             ],
         )
@@ -582,7 +635,9 @@ def search_window(
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
         raise InvalidInput("offset must be a whole number, 0 or more.")
     query = as_query(query)
-    wanted = max(count_up_to, offset + limit) + 1
+    # Bounded work: rows past the counted ones and one more page are never fetched, so an
+    # offset far past the end (up to 2^63) costs what the last page costs — an empty page.
+    wanted = min(max(count_up_to, offset + limit), count_up_to + MAX_LIMIT) + 1
     found = _search_all(query, agent_id=agent_id, limit=wanted)
     capped = len(found) >= wanted
     if capped:

@@ -279,27 +279,46 @@ def parse_note_name(name: str) -> tuple[dt.date, str]:
 # --- text that can be stored ------------------------------------------------------------
 
 
-def refuse_unencodable(value: object, where: str = "text") -> None:
-    """InvalidInput (422) when any string in `value` (a str, or lists and dicts of them,
-    keys included) is not valid Unicode text — a lone surrogate such as JSON's "\ud800",
-    which no UTF-8 file can hold and which YAML would write as an escape that breaks the
-    file when read back. Walked without recursion."""
+INT64_MAX = 2**63 - 1  # the largest integer a database column (or an OFFSET) holds
+
+
+def refuse_unstorable(value: object, where: str = "text", *, numbers: bool = True) -> None:
+    """InvalidInput (422) when anything in `value` (a str, an int, or lists and dicts of
+    them, keys included) cannot be stored as given: a string holding a lone surrogate
+    (JSON's "\\ud800", which no UTF-8 file can hold and which YAML would write as an
+    escape that breaks the file when read back) or a NUL character (PostgreSQL's text and
+    jsonb refuse it, and no Markdown file means one), or an integer outside a signed 64-bit
+    one (no database column holds it; `numbers=False` lets any integer through, for text
+    that holds them only as text, such as frontmatter). The one check every way in calls
+    at its boundary (SPEC §17): the API's JSON parser, its query strings, and the tool
+    dispatcher. Walked without recursion."""
     pending: list[tuple[object, str]] = [(value, where)]
     while pending:
         item, place = pending.pop()
         if isinstance(item, str):
-            try:
-                item.encode("utf-8")
-            except UnicodeEncodeError:
-                raise InvalidInput(
-                    f"{place} is not valid Unicode text (it holds a lone surrogate)."
-                ) from None
+            _refuse_bad_text(item, place)
+        elif isinstance(item, bool):
+            continue
+        elif isinstance(item, int):
+            if numbers and not -INT64_MAX - 1 <= item <= INT64_MAX:
+                raise InvalidInput(f"{place} is out of range (a whole number of at most 2^63 − 1).")
         elif isinstance(item, dict):
             for key, child in item.items():
                 pending.append((key, place))
                 pending.append((child, f"{place}.{key}" if isinstance(key, str) else place))
         elif isinstance(item, list | tuple):
             pending.extend((child, f"{place}[{index}]") for index, child in enumerate(item))
+
+
+def _refuse_bad_text(text: str, place: str) -> None:
+    if "\x00" in text:
+        raise InvalidInput(f"{place} holds a NUL character, which text here cannot hold.")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInput(
+            f"{place} is not valid Unicode text (it holds a lone surrogate)."
+        ) from None
 
 
 # Names other tools give notes of a day, as found in real OpenClaw workspaces:
@@ -356,9 +375,9 @@ def yaml_plain(value: object) -> object:
 
 def dump_frontmatter(meta: dict, body: str) -> str:
     """Markdown text with YAML frontmatter (keys in the given order), ending in a newline.
-    InvalidInput for text that is not valid Unicode (refuse_unencodable)."""
-    refuse_unencodable(meta, "frontmatter")
-    refuse_unencodable(body, "body")
+    InvalidInput for text that is not valid Unicode (refuse_unstorable)."""
+    refuse_unstorable(meta, "frontmatter", numbers=False)
+    refuse_unstorable(body, "body")
     header = yaml.safe_dump(meta, allow_unicode=True, sort_keys=False, default_flow_style=False)
     body = body.strip("\n")
     return f"---\n{header}---\n\n{body}\n" if body else f"---\n{header}---\n"
@@ -386,6 +405,58 @@ def fold_single_line(text: str) -> str:
     break str.splitlines knows, so U+2028, NEL or a form feed cannot start a new line for
     an editor while staying one line for search."""
     return " ".join(part.strip() for part in text.splitlines() if part.strip())
+
+
+# --- what a caller says about a write (SPEC §5) ------------------------------------------
+
+MAX_REASON_CHARS = 1000  # a few sentences; the card shows it whole
+MAX_HEADING_CHARS = 200
+
+
+def clean_reason(reason: object) -> str:
+    """A write's optional `reason` — the model's own words on why, shown on the card
+    labelled as such and never read by any rule: "" for None or blank, the text with its
+    line breaks folded to spaces otherwise. InvalidInput (422) for a non-string or more
+    than MAX_REASON_CHARS characters."""
+    if reason is None:
+        return ""
+    if not isinstance(reason, str):
+        raise InvalidInput("`reason` must be text.")
+    folded = fold_single_line(reason)
+    if len(folded) > MAX_REASON_CHARS:
+        raise InvalidInput(f"`reason` may have at most {MAX_REASON_CHARS} characters.")
+    return folded
+
+
+def clean_heading(heading: object) -> str:
+    """The heading a line belongs under (`Lịch`, `## Lịch`): its text without the `#`
+    marks, "" for None or blank. InvalidInput (422) for a non-string, a line break or more
+    than MAX_HEADING_CHARS characters."""
+    if heading is None:
+        return ""
+    if not isinstance(heading, str):
+        raise InvalidInput("`heading` must be text.")
+    if len(heading.splitlines()) > 1:
+        raise InvalidInput("`heading` is one line.")
+    text = heading.strip().lstrip("#").strip()
+    if len(text) > MAX_HEADING_CHARS:
+        raise InvalidInput(f"`heading` may have at most {MAX_HEADING_CHARS} characters.")
+    return text
+
+
+def heading_text(line: str) -> str:
+    """A heading line's words (`## Lịch  ` → `Lịch`); "" for a line that is no heading."""
+    if not is_heading(line):
+        return ""
+    return line.strip().lstrip("#").strip().rstrip("#").strip()
+
+
+def heading_level(line: str) -> int:
+    """How many `#` open a heading line (0 for a line that is no heading)."""
+    if not is_heading(line):
+        return 0
+    stripped = line.lstrip(" ")
+    return len(stripped) - len(stripped.lstrip("#"))
 
 
 # --- the wiki's machine-owned block (SPEC §10.1) --------------------------------------

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from diff_match_patch import diff_match_patch
 
@@ -217,3 +218,109 @@ def apply_hunks(old: str | None, new: str | None, kept: Sequence[Sequence[int]])
         position, last_j = i2, j2
     out += old_lines[position:]
     return "".join(out)
+
+
+def find_run(lines: Sequence[str], run: Sequence[str], *, near: int = 0) -> int | None:
+    """Where the lines `run` stand together in `lines` (the start nearest to `near`), or
+    None when they do not."""
+    size = len(run)
+    if not size:
+        return None
+    first = run[0]
+    found = [
+        start
+        for start, line in enumerate(lines)
+        if line == first and list(lines[start : start + size]) == list(run)
+    ]
+    return min(found, key=lambda start: (abs(start - near), start)) if found else None
+
+
+# --- a three-way merge of lines -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MergedHunk:
+    """One change of base → proposed, and whether it could be applied to the current text:
+    old lines i1:i2 of the base become lines j1:j2 of the proposed text. A conflict also
+    carries the current lines that changed what it would change (`current`)."""
+
+    hunk: tuple[int, int, int, int]
+    removed: list[str]
+    added: list[str]
+    applied: bool
+    current: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Merged:
+    text: str
+    hunks: list[MergedHunk]
+
+    @property
+    def conflicts(self) -> list[MergedHunk]:
+        return [hunk for hunk in self.hunks if not hunk.applied]
+
+
+def _overlaps(hunk: tuple[int, int], change: tuple[int, int]) -> bool:
+    """Whether a change of the proposal (base lines a1:a2) and one of the current text
+    (base lines b1:b2) touch the same lines: they overlap, one inserts strictly inside the
+    other's lines. Two insertions at the same place do not: both are kept, the current
+    text's first (memory files grow at their end from every side)."""
+    (a1, a2), (b1, b2) = hunk, change
+    if a1 == a2 and b1 == b2:
+        return False
+    if a1 == a2:
+        return b1 < a1 < b2
+    if b1 == b2:
+        return a1 < b1 < a2
+    return a1 < b2 and b1 < a2
+
+
+def merge3(base: str | None, proposed: str | None, current: str | None) -> Merged:
+    """The proposed change of `base` re-applied on `current`, hunk by hunk, line by line:
+    each change of base → proposed whose base lines the current text did not change is
+    applied where those lines now stand; one that touches a line the current text changed
+    is a conflict and left out. Lines both add at one place are all kept, the current
+    text's first. Exact: a line is
+    never matched approximately (diff-match-patch's patch_apply matches fuzzily and would
+    apply a change over a line that now says something else). Pure."""
+    old, new, now = lines_of(base), lines_of(proposed), lines_of(current)
+    theirs = line_opcodes(old, now)
+    changed = [(i1, i2, j1, j2) for tag, i1, i2, j1, j2 in theirs if tag != "equal"]
+    hunks: list[MergedHunk] = []
+    edits: list[tuple[int, int, list[str]]] = []
+    for tag, i1, i2, j1, j2 in line_opcodes(old, new):
+        if tag == "equal":
+            continue
+        touching = [c for c in changed if _overlaps((i1, i2), (c[0], c[1]))]
+        if touching:
+            lines = [line for _, _, c1, c2 in touching for line in now[c1:c2]]
+            hunks.append(MergedHunk((i1, i2, j1, j2), old[i1:i2], new[j1:j2], False, lines))
+            continue
+        start = _where(theirs, i1)
+        stop = start if i1 == i2 else _where(theirs, i2, end=True)
+        edits.append((start, stop, new[j1:j2]))
+        hunks.append(MergedHunk((i1, i2, j1, j2), old[i1:i2], new[j1:j2], True))
+    out = list(now)
+    for start, stop, lines in sorted(edits, key=lambda edit: edit[0], reverse=True):
+        out[start:stop] = lines
+    return Merged("".join(out), hunks)
+
+
+def _where(opcodes: list[Opcode], position: int, *, end: bool = False) -> int:
+    """Where the line boundary `position` of the base stands in the other text of
+    `opcodes`. Where the other text inserted lines at that very boundary, a change starting
+    there goes after them and one ending there before them (`end`)."""
+    found = []
+    for tag, i1, i2, j1, j2 in opcodes:
+        if tag == "equal":
+            if i1 <= position <= i2:
+                found.append(j1 + position - i1)
+            continue
+        if position == i1:
+            found.append(j1)
+        if position == i2:
+            found.append(j2)
+    if not found:
+        return 0
+    return min(found) if end else max(found)

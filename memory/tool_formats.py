@@ -10,7 +10,8 @@
   "outputSchema"?, "annotations"}]`
 
 `strict` (OpenAI's Structured Outputs for function calls) is true only where the schema
-allows it: every object's properties all required and no other keys. For those tools the
+allows it: every object's properties all required (an optional one that may be null, a
+write's `reason`, is exported as required and nullable) and no other keys. For those tools the
 exported schema leaves out `minLength`/`maxLength`, which strict mode does not support;
 the server still checks them (422, or a tool error). A tool with optional arguments is
 exported with `strict: false` and its schema as it is (the Responses API would otherwise
@@ -32,12 +33,20 @@ FORMATS = ("openai", "responses", "anthropic", "mcp")
 _NOT_IN_STRICT = ("minLength", "maxLength")
 
 
+def _nullable(schema: dict) -> bool:
+    kinds = schema.get("type")
+    return isinstance(kinds, list) and "null" in kinds
+
+
 def _allows_strict(schema: dict) -> bool:
     if schema.get("type") == "object":
         properties = schema.get("properties", {})
         if schema.get("additionalProperties", False) is not False:
             return False
-        if set(schema.get("required", [])) != set(properties):
+        # An optional argument that may be null (a write's `reason`) is exported as required
+        # and nullable: the model sends null when it has nothing to say.
+        optional = set(properties) - set(schema.get("required", []))
+        if any(not _nullable(properties[name]) for name in optional):
             return False
         return all(_allows_strict(sub) for sub in properties.values())
     if schema.get("type") == "array" and "items" in schema:
@@ -50,6 +59,8 @@ def _strict_schema(schema: dict) -> dict:
     if "properties" in out:
         out["properties"] = {key: _strict_schema(sub) for key, sub in out["properties"].items()}
         out["additionalProperties"] = False
+        if out.get("type") == "object":
+            out["required"] = list(out["properties"])
     if "items" in out:
         out["items"] = _strict_schema(out["items"])
     return out

@@ -36,7 +36,7 @@ from memory.errors import InvalidInput, NotFound
 from memory.models import Agent
 from memory.presence import refuse_source_argument
 from memory.query import Query
-from memory.text import refuse_unencodable
+from memory.text import refuse_unstorable
 
 PROMPTS_DIR = Path(__file__).resolve().parent / "prompts" / "tools"
 
@@ -144,7 +144,10 @@ def _check_schema(schema: object, where: str) -> None:
     if unknown:
         raise ValueError(f"{where}: unsupported schema keywords {sorted(unknown)}.")
     kind = schema.get("type")
-    if kind not in _TYPES:
+    if isinstance(kind, list) and len(kind) == 2 and "null" in kind:
+        # [type, "null"]: an optional argument that may be null (a write's `reason`).
+        kind = next(item for item in kind if item != "null")
+    if not isinstance(kind, str) or kind not in _TYPES:
         raise ValueError(f"{where}: type must be one of {sorted(_TYPES)}, not {kind!r}.")
     if schema.get("additionalProperties", False) not in (False, True):
         raise ValueError(f"{where}: additionalProperties must be true or false.")
@@ -174,7 +177,9 @@ def _problem(error: jsonschema.ValidationError) -> str:
         unknown = sorted(key for key in error.instance if key not in allowed)
         return " ".join(f"Unknown argument: {key}." for key in unknown)
     if rule == "type":
-        return f"{where} must be of type {schema['type']}."
+        kinds = schema["type"]
+        kinds = " or ".join(kinds) if isinstance(kinds, list) else kinds
+        return f"{where} must be of type {kinds}."
     if rule == "enum":
         return f"{where} must be one of {', '.join(json.dumps(c) for c in schema['enum'])}."
     if rule == "minLength":
@@ -311,9 +316,9 @@ def call_tool_result(
     if problems:
         raise InvalidInput(" ".join(problems), errors=problems)
     source = validate_source(source)
-    # Every interface (REST, MCP, provider loops) passes here: text that no file can hold
-    # is 422 before the tool runs, as DRF's fields already refuse it for the REST API.
-    refuse_unencodable(arguments, "arguments")
+    # Every interface (REST, MCP, provider loops) passes here: text or a number that
+    # cannot be stored (NUL, a lone surrogate, beyond 64 bits) is 422 before the tool runs.
+    refuse_unstorable(arguments, "arguments")
     # Versions of the files the tool changes name this agent and the call's source.
     actor = source if source.startswith("job:") else f"agent:{agent.id}"
     with attributed(actor=actor, source=source, via="tool"):
@@ -344,7 +349,8 @@ def _proposal_data(proposal) -> dict:
     return {"id": proposal.pk, "kind": proposal.kind, "status": proposal.status}
 
 
-def _proposed(proposal, what: str) -> ToolResult:
+def proposed_result(proposal, what: str) -> ToolResult:
+    """What a tool answers when its write became a proposal (REST: 202)."""
     return ToolResult(
         text=(
             f"Proposed for review (proposal #{proposal.pk}): {what}. Nothing is written "
@@ -457,9 +463,17 @@ def memory_get(
 
 
 def user_memory_save(
-    agent: Agent, *, source: str, name: str, description: str, type: str, body: str
+    agent: Agent,
+    *,
+    source: str,
+    name: str,
+    description: str,
+    type: str,
+    body: str,
+    reason: str | None = None,
 ) -> ToolResult:
-    """Save a shared fact now (a person present) or propose it (a job)."""
+    """Save a shared fact now (a person present) or propose it (a job), with the model's
+    `reason` on the card."""
     from memory import facts, writes
 
     fact, proposal = writes.save_fact_or_propose(
@@ -469,22 +483,28 @@ def user_memory_save(
         body=body,
         source=source,
         written_by=agent.id,
+        reason=reason,
     )
     if proposal is not None:
-        return _proposed(proposal, f"save the fact {name!r}")
+        return proposed_result(proposal, f"save the fact {name!r}")
     return ToolResult(
         text=f"Saved {facts.fact_path(name)} ({type}): {description}. INDEX.md is updated.",
         data={"status": "written", "path": facts.fact_path(name)},
     )
 
 
-def user_memory_forget(agent: Agent, *, source: str, name: str) -> ToolResult:
-    """Forget a shared fact now (a person present) or propose it (a job)."""
+def user_memory_forget(
+    agent: Agent, *, source: str, name: str, reason: str | None = None
+) -> ToolResult:
+    """Forget a shared fact now (a person present) or propose it (a job), with the model's
+    `reason` on the card."""
     from memory import facts, writes
 
-    proposal = writes.forget_fact_or_propose(name, source=source, written_by=agent.id)
+    proposal = writes.forget_fact_or_propose(
+        name, source=source, written_by=agent.id, reason=reason
+    )
     if proposal is not None:
-        return _proposed(proposal, f"forget the fact {name!r}")
+        return proposed_result(proposal, f"forget the fact {name!r}")
     return ToolResult(
         text=f"Forgot {facts.fact_path(name)}. INDEX.md is updated.",
         data={"status": "written", "path": facts.fact_path(name)},

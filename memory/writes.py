@@ -23,7 +23,7 @@ from memory.attribution import attributed
 from memory.errors import Conflict, Forbidden, InvalidInput, NotFound
 from memory.models import Agent
 from memory.presence import is_job_source, validate_source
-from memory.text import validate_fact_name
+from memory.text import clean_heading, clean_reason, validate_fact_name
 
 if TYPE_CHECKING:
     from proposals.models import Proposal
@@ -84,12 +84,15 @@ def save_fact_or_propose(
     source: str,
     written_by: str,
     create_only: bool = False,
+    reason: str | None = None,
 ) -> tuple[facts.Fact | None, Proposal | None]:
     """Present: write the fact now → (fact, None). Job: a `user_fact` proposal →
-    (None, proposal). InvalidInput (422) for any bad field, before anything happens;
-    with `create_only`, Conflict (409) when a fact of that name exists already."""
+    (None, proposal), carrying the caller's `reason` (its own words, for the card).
+    InvalidInput (422) for any bad field, before anything happens; with `create_only`,
+    Conflict (409) when a fact of that name exists already."""
     validate_source(source)
     written_by = _clean_written_by(written_by)
+    reason = clean_reason(reason)
     if create_only and facts.get_fact(name) is not None:
         raise Conflict(f"A fact named {name} exists already.", name=name)
     fields = {
@@ -112,16 +115,27 @@ def save_fact_or_propose(
         payload={"name": name, **fields},
         reasons=[f"{written_by} asked to {action} the fact {name!r} from {source}."],
         source=source,
+        reason=reason,
+        requested_by=_asker(written_by),
     )
     return None, proposal
 
 
+def _asker(written_by: str) -> str:
+    """The agent that asked ("" for the owner): what a standing rule is scoped to."""
+    return "" if written_by == OWNER else written_by
+
+
 @_sourced
-def forget_fact_or_propose(name: str, *, source: str, written_by: str) -> Proposal | None:
-    """Present: delete the fact now → None. Job: a `user_fact_forget` proposal.
-    NotFound (404) for an unknown fact either way; InvalidInput (422) for a bad name."""
+def forget_fact_or_propose(
+    name: str, *, source: str, written_by: str, reason: str | None = None
+) -> Proposal | None:
+    """Present: delete the fact now → None. Job: a `user_fact_forget` proposal carrying
+    the caller's `reason`. NotFound (404) for an unknown fact either way; InvalidInput
+    (422) for a bad name or reason."""
     validate_source(source)
     written_by = _clean_written_by(written_by)
+    reason = clean_reason(reason)
     validate_fact_name(name)
     if not is_job_source(source):
         facts.forget_fact(name)
@@ -135,40 +149,62 @@ def forget_fact_or_propose(name: str, *, source: str, written_by: str) -> Propos
         payload={"name": name},
         reasons=[f"{written_by} asked to forget the fact {name!r} from {source}."],
         source=source,
+        reason=reason,
+        requested_by=_asker(written_by),
     )
 
 
 @_sourced
 def add_memory_lines_or_propose(
-    agent: Agent, lines: list[str], *, source: str
+    agent: Agent,
+    lines: list[str],
+    *,
+    source: str,
+    heading: str | None = None,
+    reason: str | None = None,
 ) -> tuple[str | None, Proposal | None]:
-    """Present: append the lines to MEMORY.md now → (new body, None). Job: an
-    `agent_memory` proposal carrying the (validated, newline-folded) lines → (None,
-    proposal). InvalidInput (422) for bad lines or source."""
+    """Present: add the lines to MEMORY.md now — at the end, or under `heading` (created at
+    the end when absent) → (new body, None). Job: an `agent_memory` proposal carrying the
+    (validated, newline-folded) lines, the heading and the caller's `reason` → (None,
+    proposal); approving adds them to the file as it is then. InvalidInput (422) for bad
+    lines, heading, reason or source."""
     validate_source(source)
     cleaned = notes.clean_memory_lines(lines)
+    under = clean_heading(heading)
+    reason = clean_reason(reason)
     if not is_job_source(source):
-        return notes.append_memory_lines(agent, cleaned), None
+        return notes.append_memory_lines(agent, cleaned, heading=under), None
+    payload: dict = {"lines": cleaned}
+    if under:
+        payload["heading"] = under
     proposal = _propose(
         "agent_memory",
         agent=agent,
         target=notes.memory_path(agent),
-        payload={"lines": cleaned},
+        payload=payload,
         reasons=[f"{source} asked to add {len(cleaned)} line(s) to {agent.id}'s MEMORY.md."],
         source=source,
+        reason=reason,
     )
     return None, proposal
 
 
 @_sourced
 def write_memory_or_propose(
-    agent: Agent, body: str, *, source: str, base_hash: str | None = None
+    agent: Agent,
+    body: str,
+    *,
+    source: str,
+    base_hash: str | None = None,
+    reason: str | None = None,
 ) -> Proposal | None:
     """Present: replace MEMORY.md now → None (Conflict when base_hash no longer matches).
-    Job: a `memory_rewrite` proposal of the whole new text, which supersedes the agent's
-    older pending rewrite (SPEC §7) → the proposal. InvalidInput for a bad source or
-    body, Conflict for a stale base_hash, before anything is proposed."""
+    Job: a `memory_rewrite` proposal of the whole new text, carrying the caller's
+    `reason`, which supersedes the agent's older pending rewrite (SPEC §7) → the proposal.
+    InvalidInput for a bad source, body or reason, Conflict for a stale base_hash, before
+    anything is proposed."""
     validate_source(source)
+    reason = clean_reason(reason)
     if not isinstance(body, str):
         raise InvalidInput("MEMORY.md must be text.")
     if not is_job_source(source):
@@ -186,6 +222,7 @@ def write_memory_or_propose(
         payload={"memory": notes.normalise_newlines(body)},
         reasons=[f"{source} asked to rewrite {agent.id}'s MEMORY.md."],
         source=source,
+        reason=reason,
     )
     supersede_pending("memory_rewrite", agent=agent, except_id=proposal.pk)
     return proposal

@@ -9,6 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from memory.errors import DiskFull, DomainError
+from memory.text import refuse_unstorable
 
 MAX_JSON_DEPTH = 64  # arrays and objects inside each other; script-store values included
 
@@ -34,7 +35,9 @@ def _depth_exceeds(value: object, limit: int) -> bool:
 class JSONParser(parsers.JSONParser):
     """DRF's JSON parser, with JSON nested deeper than MAX_JSON_DEPTH refused (400):
     Python's decoder raises RecursionError on deep nesting (a 500), and every later step
-    (serializers, jsonschema, the database's JSON) recurses too."""
+    (serializers, jsonschema, the database's JSON) recurses too. What no store can hold —
+    NUL, a lone surrogate, an integer beyond 64 bits, anywhere in the body — is 422 here,
+    once for every endpoint (SPEC §17), before any view, serializer or database sees it."""
 
     def parse(self, stream, media_type=None, parser_context=None):
         try:
@@ -47,6 +50,7 @@ class JSONParser(parsers.JSONParser):
             raise exceptions.ParseError(
                 f"JSON parse error - nested deeper than {MAX_JSON_DEPTH} levels."
             )
+        refuse_unstorable(data, "body")
         return data
 
 
@@ -77,4 +81,12 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
     # Malformed fields are 422 across the API (SPEC §17), not DRF's default 400.
     if isinstance(exc, exceptions.ValidationError) and response is not None:
         response.status_code = status.HTTP_422_UNPROCESSABLE_ENTITY
+    if response is not None and response.status_code == status.HTTP_401_UNAUTHORIZED:
+        # A missing or bad credential says how to get a good one (SPEC §14).
+        from memory.auth import unauthorized
+
+        detail = str(getattr(exc, "detail", "")) or "No valid token."
+        if "memory_token" not in detail:
+            detail = unauthorized(detail)[0]["detail"]
+        response.data = {"error": "invalid_token", "error_description": detail, "detail": detail}
     return response

@@ -45,6 +45,41 @@ class BodySizeLimitMiddleware:
         return self.get_response(request)
 
 
+class QueryTextMiddleware:
+    """A NUL in a query string (a key or a value) is refused — 422 with a message, JSON
+    under /api/ and /mcp — before any view passes it on to a database that cannot hold it
+    (PostgreSQL refuses NUL in text: a `turn=` with one was a 500) or to a file. JSON
+    bodies are checked by the API's parser and tool arguments by the tool dispatcher
+    (memory.text.refuse_unstorable, SPEC §17); the pages' form fields by Django's own."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        from memory.errors import InvalidInput
+        from memory.text import refuse_unstorable
+
+        try:
+            for key, values in request.GET.lists():
+                name = key.replace("\x00", "\\0")
+                refuse_unstorable(key, f"The query parameter name `{name}`")
+                for value in values:
+                    refuse_unstorable(value, f"The query parameter `{name}`")
+        except InvalidInput as error:
+            return _refusal(request, error.message, error.code, error.status_code)
+        return self.get_response(request)
+
+
+def _refusal(request: HttpRequest, message: str, code: str, status: int) -> HttpResponse:
+    from django.http import JsonResponse
+
+    from memoryproject.error_views import wants_json
+
+    if wants_json(request.path):
+        return JsonResponse({"detail": message, "code": code}, status=status)
+    return HttpResponse(message, status=status, content_type="text/plain; charset=utf-8")
+
+
 class WorkspaceCheckMiddleware:
     """Refuse to serve a workspace this database does not belong to (memory.binding): 503
     with the reason — JSON for the API and MCP, a page for the rest."""

@@ -1,6 +1,7 @@
 """Settings, read from the environment (SPEC §18). Nothing secret lives in the repo."""
 
 import datetime as dt
+import ipaddress
 import os
 import re
 from pathlib import Path
@@ -199,6 +200,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "memoryproject.middleware.BodySizeLimitMiddleware",
+    "memoryproject.middleware.QueryTextMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -230,6 +232,18 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "memory/locked_out.html"
 AXES_VERBOSE = False
+# The address an attempt counts against (memoryproject.clients): the connection's peer;
+# `X-Forwarded-For` only when the peer is one of these reverse proxies (addresses or
+# networks, comma-separated; none by default, so the header is ignored).
+MEMORY_TRUSTED_PROXIES = env_list("MEMORY_TRUSTED_PROXIES")
+for _proxy in MEMORY_TRUSTED_PROXIES:
+    try:
+        ipaddress.ip_network(_proxy, strict=False)
+    except ValueError:
+        raise ImproperlyConfigured(
+            f"MEMORY_TRUSTED_PROXIES: {_proxy!r} is not an IP address or network."
+        ) from None
+AXES_CLIENT_IP_CALLABLE = "memoryproject.clients.client_address"
 
 ROOT_URLCONF = "memoryproject.urls"
 TEMPLATES = [
@@ -299,11 +313,16 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 LOGIN_URL = "/manage/memory/login/"
 LOGIN_REDIRECT_URL = "/manage/memory/"
 
-# Request bodies over this size answer 413 (SPEC §17). One mechanism decides:
-# memoryproject.middleware.BodySizeLimitMiddleware, before anything reads the body (Django
-# reads no body without a Content-Length, so nothing gets past it). Django's own limit is
-# off so that no second, different answer (a 400) exists for the same request.
+# Request bodies over this size answer 413 (SPEC §17), the same JSON from one rule in two
+# places: under uvicorn, memoryproject.asgi.LimitBody counts the bytes as they stream in
+# (chunked or not, before Django's ASGI handler would read the body into a temporary
+# file); under WSGI and the test client, memoryproject.middleware.BodySizeLimitMiddleware
+# reads Content-Length. Django's own limit is off so that no second, different answer (a
+# 400) exists for the same request.
 MEMORY_MAX_BODY_BYTES = env_int("MEMORY_MAX_BODY_BYTES", 2 * 1024 * 1024)
+# MCP streams (GET /mcp, held open until the client leaves) one token may hold at once in
+# one web process; one more is 429 (memory.mcp.http, SPEC §16).
+MEMORY_MCP_STREAMS_PER_TOKEN = env_int("MEMORY_MCP_STREAMS_PER_TOKEN", 4)
 DATA_UPLOAD_MAX_MEMORY_SIZE = None
 
 REST_FRAMEWORK = {

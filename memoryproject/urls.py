@@ -18,3 +18,10 @@ urlpatterns = [
     path("manage/memory/wiki/", include("wiki.manage_urls")),
     path("i18n/", include("django.conf.urls.i18n")),
 ]
+
+# Errors outside a view's own answer: JSON under /api/, /mcp and the OAuth probes
+# (memoryproject.error_views), the pages' templates elsewhere.
+handler400 = "memoryproject.error_views.bad_request"
+handler403 = "memoryproject.error_views.permission_denied"
+handler404 = "memoryproject.error_views.page_not_found"
+handler500 = "memoryproject.error_views.server_error"

@@ -6,10 +6,16 @@ way in obeys the same rules:
 - **Exactly once.** A decision is a conditional update on `status='pending'` inside
   `transaction.atomic()`; whoever updates zero rows lost the race and gets `Conflict`
   (409). This holds across threads and processes because the database decides.
-- **Stale base.** Before writing, under the file lock of every path it changes, each
-  file's current hash is compared with the hash it had when the proposal was made. Any
-  mismatch: the proposal becomes `superseded` (committed), `Conflict` is raised and no
-  file is touched.
+- **Appends stack.** A kind that only adds (`appends = True`: lines for MEMORY.md) is
+  applied to the file as it is when approved — its text is computed again under the file's
+  lock — so it is never stale, never superseded by another append or an attended write,
+  and never supersedes one (SPEC §7).
+- **Stale base.** A proposal that replaces content is checked: before writing, under the
+  file lock of every path it changes, each file's current hash is compared with the hash it
+  had when the proposal was made. Any mismatch: the proposal becomes `superseded`
+  (committed), `Conflict` is raised and no file is touched. `reapply` then merges its
+  changes into the current text (memory.textdiff.merge3): an approval of the merged text
+  when it is still pending, else a new proposal — each exactly once.
 - **Write last.** Files are written after the row update, still inside the transaction and
   with the file locks held until the commit, so a failed write rolls the row back (and
   files already written in the batch are put back).
@@ -38,14 +44,16 @@ import json
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from memory import textdiff, workspace
 from memory.attribution import attributed
 from memory.errors import Conflict, InvalidInput, NotFound
+from memory.text import clean_reason
 from proposals.models import Proposal
 
 logger = logging.getLogger(__name__)
@@ -73,6 +81,10 @@ class ProposalKind(Protocol):
     - `after_write(proposal)`: called after an approve or an undo wrote the files (e.g.
       regenerate INDEX.md, rebuild the wiki graph). Failures are logged, not raised: the
       write itself has happened.
+    - `appends`: True when the proposal only adds to its file (its `changes` computed
+      against the file as it is when approved: never stale). Optional, default False.
+    - `may_apply_unattended(proposal)`: False when a standing rule must leave this one to
+      the owner (a fact the same job did not write). Optional, default True.
     """
 
     name: str
@@ -87,6 +99,10 @@ class BaseKind(ABC):
 
     name: str = ""
     batch: bool = False
+    appends: bool = False
+
+    def may_apply_unattended(self, proposal: Proposal) -> bool:
+        return True
 
     @abstractmethod
     def changes(self, *, agent: Any, payload: dict) -> dict[str, str | None]: ...
@@ -120,6 +136,19 @@ def _is_batch(kind: ProposalKind) -> bool:
     return bool(getattr(kind, "batch", False))
 
 
+def appends(proposal: Proposal) -> bool:
+    """Whether the proposal only adds to its file (applied to the file as it is when
+    approved, never stale, never superseded)."""
+    return bool(getattr(_KINDS.get(proposal.kind), "appends", False))
+
+
+def may_apply_unattended(proposal: Proposal) -> bool:
+    """Whether its kind lets a standing rule apply it (not a fact someone else wrote)."""
+    kind = _KINDS.get(proposal.kind)
+    check = getattr(kind, "may_apply_unattended", None)
+    return True if check is None else bool(check(proposal))
+
+
 # --- what a proposal writes and replaces ----------------------------------------------
 
 
@@ -139,9 +168,20 @@ def previous_texts(proposal: Proposal) -> dict[str, str | None]:
     return {path: previous for path in paths}
 
 
+def replaced_texts(proposal: Proposal) -> dict[str, str | None]:
+    """{path: text or None} an approval replaced: what the file held when it was approved
+    for an append or a re-apply, else what it held when proposed. Undo puts this back."""
+    replaced = dict(proposal.replaced_body or {})
+    previous = previous_texts(proposal)
+    return {path: replaced.get(path, previous.get(path)) for path in previous}
+
+
 def stale_paths(proposal: Proposal) -> set[str]:
     """The paths the proposal writes whose file changed since it was proposed: its
-    recorded base hash no longer matches the file (what approving them would refuse)."""
+    recorded base hash no longer matches the file (what approving them would refuse).
+    Never any for an append: it applies to the file as it is."""
+    if appends(proposal):
+        return set()
     bases = proposal.base_hashes or {}
     return {
         path
@@ -188,6 +228,18 @@ def _write_texts(texts: dict[str, str | None]) -> None:
         raise
 
 
+def writes_now(proposal: Proposal, *, lines: list | None = None) -> dict[str, str | None]:
+    """What approving would write now: an append computed against the files as they are
+    (with `lines`: the owner's lines instead of the proposed ones), anything else as
+    planned. For a preview; `approve` computes it again under the file's lock."""
+    if not appends(proposal):
+        return planned_writes(proposal)
+    payload = {key: value for key, value in (proposal.payload or {}).items() if key != "writes"}
+    if lines is not None:
+        payload["lines"] = lines
+    return get_kind(proposal.kind).changes(agent=proposal.agent, payload=payload)
+
+
 def _after_write(proposal: Proposal) -> None:
     kind = _KINDS.get(proposal.kind)
     if kind is None:
@@ -210,8 +262,15 @@ def propose(
     reasons: list | tuple = (),
     source: str = "",
     run: Any = None,
+    reason: str | None = None,
+    requested_by: str = "",
 ) -> Proposal:
     """Create a pending proposal; nothing under MY_AGENT_HOME is written.
+
+    `reasons` are the code's sentences; `reason` is the caller's own words (the model's,
+    shown labelled as such, never a trust input: InvalidInput past MAX_REASON_CHARS).
+    `requested_by` is the agent that asked (default: `agent`, else the run's agent): what
+    a standing rule is scoped to.
 
     The kind computes the new texts against the files as they are now; those texts are
     stored in `payload["writes"]` ({path: text or None}) so the diff shows exactly what
@@ -223,6 +282,8 @@ def propose(
     Raises InvalidInput for an unknown kind, and whatever the kind raises for a bad payload.
     """
     kind = get_kind(kind_name)
+    words = clean_reason(reason)
+    asked = requested_by or getattr(agent, "pk", None) or getattr(run, "agent_id", None) or ""
     payload = {key: value for key, value in dict(payload or {}).items() if key != "writes"}
     # First pass to learn the paths, second under their locks so the new texts and the
     # snapshot describe the same version of every file.
@@ -275,7 +336,9 @@ def propose(
             base_hash=base_hash,
             base_hashes=hashes,
             reasons=list(reasons),
+            reason=words,
             source=source,
+            requested_by=str(asked)[:80],
             run=run,
             shape=shape,
         )
@@ -352,14 +415,30 @@ def applied_writes(proposal: Proposal) -> dict[str, str | None]:
     return dict(proposal.applied_writes or {}) or planned_writes(proposal)
 
 
+def _check_texts(row: Proposal, texts: dict | None) -> None:
+    """An edited approval names the files it edits, each with its text: a missing or null
+    text is refused (422) — it would otherwise delete the file."""
+    if texts is None:
+        return
+    if not isinstance(texts, dict) or not texts:
+        raise InvalidInput("`texts` names at least one file, each with its edited text.")
+    for path, text in texts.items():
+        if not isinstance(text, str):
+            raise InvalidInput(
+                f"The edited text of {path} is missing: give the whole text (an edit never "
+                "deletes a file; reject the proposal instead)."
+            )
+
+
 def _chosen_writes(
     row: Proposal,
     *,
     paths: list[str] | None,
-    texts: dict[str, str | None] | None,
+    texts: dict[str, str] | None,
     hunks: dict[str, list] | None,
 ) -> tuple[dict[str, str | None], dict]:
     """What this decision writes, and how it differs from the plan (for `decision`)."""
+    _check_texts(row, texts)
     writes = planned_writes(row)
     previous = previous_texts(row)
     decision: dict = {}
@@ -385,12 +464,27 @@ def _chosen_writes(
     for path, text in (texts or {}).items():
         if path not in out:
             raise InvalidInput(f"Proposal {row.pk} does not change {path}.")
-        if text is not None and not isinstance(text, str):
-            raise InvalidInput("An edited text must be text.")
+        if out[path] is None:
+            raise InvalidInput(f"{path} is deleted by this proposal: there is no text to edit.")
         if text != writes[path]:
             out[path] = text
             decision.setdefault("edited", []).append(path)
     return out, decision
+
+
+def _edited_lines(row: Proposal, lines: list | None, heading: str | None) -> dict:
+    """The payload an append is applied with: the owner's `lines` / `heading` instead of
+    the proposed ones (validated by the kind). InvalidInput for a kind that adds no lines."""
+    payload = {key: value for key, value in (row.payload or {}).items() if key != "writes"}
+    if lines is None and heading is None:
+        return payload
+    if not appends(row):
+        raise InvalidInput(f"Proposal {row.pk} adds no lines: edit its `texts` instead.")
+    if lines is not None:
+        payload["lines"] = lines
+    if heading is not None:
+        payload["heading"] = heading
+    return payload
 
 
 def approve(
@@ -398,8 +492,10 @@ def approve(
     *,
     by: str,
     paths: list[str] | None = None,
-    texts: dict[str, str | None] | None = None,
+    texts: dict[str, str] | None = None,
     hunks: dict[str, list] | None = None,
+    lines: list | None = None,
+    heading: str | None = None,
     skip_stale: bool = False,
     extra: dict | None = None,
 ) -> Proposal:
@@ -407,22 +503,32 @@ def approve(
 
     The owner may apply part of it — `paths`: only these pages of a batch; `hunks`:
     {path: [[i1, i2, j1, j2], …]} the changes of a rewrite to keep (the others keep the
-    old text) — and may change what is written — `texts`: {path: edited text}. History
-    keeps both: the plan in `payload["writes"]`, what was written in `applied_writes`.
+    old text) — and may change what is written — `texts`: {path: edited text} (a missing
+    or null text is InvalidInput: an edit never deletes), or for lines to add, `lines`
+    and `heading`. History keeps both: the plan in `payload["writes"]`, what was written in
+    `applied_writes`.
 
-    Raises Conflict when it is no longer pending (nothing written). A target changed since
-    it was proposed: a single-file proposal becomes `superseded` (Conflict, target
-    untouched); a batch stays pending and Conflict names the pages that changed — with
-    `skip_stale` the other pages apply and those are recorded as superseded pages (a
-    batch never strands on one page). Atomic: the row moves to `approved` only if every
-    file was written. Other pending single-file proposals whose base this approval changed
-    are superseded (they could only be 409 now); their ids are in `decision["superseded"]`.
+    An append (lines for MEMORY.md) is applied to the file as it is now, whatever was
+    written since it was proposed; what it replaced is kept for undo (`replaced_body`).
+
+    Raises Conflict when it is no longer pending (nothing written). A replacing proposal
+    whose target changed since it was proposed: a single-file proposal becomes
+    `superseded` (Conflict, target untouched; `reapply` merges it into the current text);
+    a batch stays pending and Conflict names the pages that changed — with `skip_stale`
+    the other pages apply and those are recorded as superseded pages (a batch never
+    strands on one page). Atomic: the row moves to `approved` only if every file was
+    written. Other pending replacing proposals whose base this approval changed are
+    superseded (they could only be 409 now); their ids are in `decision["superseded"]`.
     """
     # What to write comes from the row as stored (never changed after propose), not from
     # the caller's copy.
     row = _stored_or_404(proposal)
     if row.status != PENDING:
         raise Conflict(f"Proposal {row.pk} was already decided ({row.status}).", status=row.status)
+    if appends(row) and texts is None:
+        return _approve_append(row, by=by, payload=_edited_lines(row, lines, heading), extra=extra)
+    if lines is not None or heading is not None:
+        _edited_lines(row, lines, heading)  # InvalidInput: this kind adds no lines
     writes, decision = _chosen_writes(row, paths=paths, texts=texts, hunks=hunks)
     decision.update(extra or {})
     # Lock order everywhere: files first, then the database (consolidation proposes while
@@ -431,6 +537,8 @@ def approve(
     with _decision_attributed(row, "approval", by), _locked_all(list(writes)):
         with transaction.atomic():
             current = {path: workspace.file_hash(path) for path in writes}
+            if appends(row):
+                _refuse_stale_edit(row, current)
             writes, stale = _without_stale(row, writes, current, decision, skip=skip_stale)
             _claim(proposal, SUPERSEDED if stale else APPROVED, by=by, now=timezone.now())
             if not stale:
@@ -446,6 +554,83 @@ def approve(
     return proposal
 
 
+def _refuse_stale_edit(row: Proposal, current: dict[str, str]) -> None:
+    """A whole edited text of an append replaces the file: only over the text it was
+    proposed on. Conflict otherwise, the proposal left pending (its lines still apply)."""
+    bases = _base_hashes(row)
+    changed = sorted(path for path, value in current.items() if value != bases.get(path))
+    if changed:
+        raise Conflict(
+            f"{', '.join(changed)} changed since proposal {row.pk} was made, so an edited "
+            "whole text would undo that change: edit its lines instead, or approve it as "
+            "it is.",
+            status=PENDING,
+        )
+
+
+def _approve_append(row: Proposal, *, by: str, payload: dict, extra: dict | None) -> Proposal:
+    """Approve an append: its text computed against the file as it is now, under the
+    file's lock, then written like any approval (exactly once, row first, file last).
+
+    Before writing, the row says so (`decision["applying"]`, committed on its own): an
+    approval killed after its write but before its commit leaves that mark, and the retry
+    finds the lines on disk — written by the killed one — and records them instead of
+    adding them twice, whatever was written to the file since."""
+    kind = get_kind(row.kind)
+    paths = list(planned_writes(row))
+    decision = dict(extra or {})
+    if payload != {k: v for k, v in (row.payload or {}).items() if k != "writes"}:
+        decision["edited"] = paths
+    with _decision_attributed(row, "approval", by), _locked_all(paths):
+        before = {path: workspace.read(path) for path in paths}
+        current = {path: workspace.hash_text(text) for path, text in before.items()}
+        found = _written_by_a_killed_approval(row, before, current, payload, decision)
+        if found is not None:
+            writes, before = found
+        else:
+            writes = kind.changes(agent=row.agent, payload=payload)
+            Proposal.objects.filter(pk=row.pk, status=PENDING).update(
+                decision={"applying": {p: workspace.hash_text(t) for p, t in writes.items()}}
+            )
+        with transaction.atomic():
+            _claim(row, APPROVED, by=by, now=timezone.now())
+            _write_approved(row, writes, current, decision, replaced=before)
+    row.refresh_from_db()
+    _after_write(row)
+    return row
+
+
+def _written_by_a_killed_approval(
+    row: Proposal,
+    before: dict[str, str | None],
+    current: dict[str, str],
+    payload: dict,
+    decision: dict,
+) -> tuple[dict[str, str | None], dict[str, str | None]] | None:
+    """(what is on disk, what it replaced) when an approval of this append was killed after
+    writing it: the planned text is on disk, or — the row marked as being applied — its
+    lines stand together in the file. None otherwise."""
+    if decision.get("edited"):
+        return None
+    planned = planned_writes(row)
+    bases = _base_hashes(row)
+    if all(current[p] == workspace.hash_text(planned[p]) for p in planned) and any(
+        current[p] != bases.get(p) for p in planned
+    ):
+        return dict(planned), previous_texts(row)
+    if not (row.decision or {}).get("applying"):
+        return None
+    run = [f"{line}\n" for line in payload.get("lines") or []]
+    replaced: dict[str, str | None] = {}
+    for path, text in before.items():
+        lines = textdiff.lines_of(text)
+        at = textdiff.find_run(lines, run, near=len(lines))
+        if at is None:
+            return None
+        replaced[path] = "".join(lines[:at] + lines[at + len(run) :])
+    return dict(before), replaced
+
+
 def _without_stale(
     row: Proposal,
     writes: dict[str, str | None],
@@ -457,7 +642,10 @@ def _without_stale(
     """(what to write, the targets changed since the proposal). A target already holding
     the planned bytes was written by an approval that died before its commit (see the
     module docstring): it counts as applied. In a batch with some pages changed, those
-    pages are left out and recorded in `decision` when `skip`, else Conflict (pending)."""
+    pages are left out and recorded in `decision` when `skip`, else Conflict (pending).
+    An append is never stale (its edited text was checked by `_refuse_stale_edit`)."""
+    if appends(row):
+        return writes, []
     bases = _base_hashes(row)
     stale = [
         path
@@ -480,15 +668,22 @@ def _without_stale(
 
 
 def _write_approved(
-    row: Proposal, writes: dict[str, str | None], current: dict[str, str], decision: dict
+    row: Proposal,
+    writes: dict[str, str | None],
+    current: dict[str, str],
+    decision: dict,
+    *,
+    replaced: dict[str, str | None] | None = None,
 ) -> None:
     """Record what the approval writes on its (claimed) row, then write it — last, so a
     failing write raises out of the caller's atomic block and rolls the row back — and
-    supersede the pending proposals it made impossible."""
+    supersede the pending proposals it made impossible. `replaced`: what the files held
+    when that is not the proposal's base (an append, a re-apply), kept for undo."""
     planned = {path: workspace.hash_text(text) for path, text in writes.items()}
     own = {} if writes == planned_writes(row) else writes
+    kept = {} if replaced is None or replaced == previous_texts(row) else replaced
     Proposal.objects.filter(pk=row.pk).update(
-        applied_hashes=planned, applied_writes=own, decision=decision
+        applied_hashes=planned, applied_writes=own, decision=decision, replaced_body=kept
     )
     _write_texts({p: t for p, t in writes.items() if current[p] != planned[p]})
     for path in writes:
@@ -503,14 +698,15 @@ def _write_approved(
 
 
 def _supersede_siblings(row: Proposal, *, written: dict[str, str]) -> list[int]:
-    """Supersede the other pending single-file proposals on a path just written, whose
-    base is not the new text: approving them could only be 409 now."""
+    """Supersede the other pending single-file proposals that replace content on a path
+    just written, whose base is not the new text: approving them could only be 409 now.
+    Appends are never superseded: they apply to the file as it is."""
     ids = []
     for other in Proposal.objects.filter(status=PENDING, target__in=list(written)).exclude(
         pk=row.pk
     ):
         other_writes = planned_writes(other)
-        if len(other_writes) != 1 or _is_batch(_KINDS.get(other.kind)):
+        if len(other_writes) != 1 or _is_batch(_KINDS.get(other.kind)) or appends(other):
             continue
         (path,) = other_writes
         if path in written and _base_hashes(other).get(path) != written[path]:
@@ -571,27 +767,58 @@ def reject(proposal: Proposal, *, by: str) -> Proposal:
     return proposal
 
 
-def decide_many(
-    ids: list[int], *, approve_it: bool, by: str
-) -> tuple[list[int], list[tuple[int, str]]]:
+@dataclass(frozen=True)
+class Outcome:
+    """How one proposal of a bulk decision went: `decided`, its status now, why it was
+    refused (`detail`, "" when decided), and the proposals its approval superseded."""
+
+    id: int
+    decided: bool
+    status: str
+    detail: str = ""
+    superseded: tuple[int, ...] = ()
+
+
+def decide_each(ids: list[int], *, approve_it: bool, by: str) -> list[Outcome]:
     """Approve (or reject) several proposals, oldest first — each exactly as `approve` /
     `reject` alone would, in its own transaction, so one refusal never stops the others.
-    Returns (ids decided, [(id, why it was refused)])."""
-    done: list[int] = []
-    refused: list[tuple[int, str]] = []
+    One Outcome per id asked for (an unknown id: not decided, status ""), in that order:
+    appends of one file all apply, each to the file as the one before left it."""
     rows = list(Proposal.objects.filter(pk__in=ids).order_by("created_at", "id"))
-    found = {row.pk for row in rows}
-    refused += [(number, f"No proposal {number}.") for number in ids if number not in found]
+    outcomes: dict[int, Outcome] = {}
     for row in rows:
         try:
             if approve_it:
-                approve(row, by=by, extra={"bulk": True})
+                done = approve(row, by=by, extra={"bulk": True})
             else:
-                reject(row, by=by)
+                done = reject(row, by=by)
         except (Conflict, InvalidInput, NotFound) as exc:
-            refused.append((row.pk, exc.message))
+            status = Proposal.objects.filter(pk=row.pk).values_list("status", flat=True).first()
+            outcomes[row.pk] = Outcome(row.pk, False, status or "", exc.message)
         else:
-            done.append(row.pk)
+            others = tuple((done.decision or {}).get("superseded") or ())
+            outcomes[row.pk] = Outcome(row.pk, True, done.status, "", others)
+    return [
+        outcomes.get(number) or Outcome(number, False, "", f"No proposal {number}.")
+        for number in dict.fromkeys(ids)
+    ]
+
+
+def decide_many(
+    ids: list[int], *, approve_it: bool, by: str
+) -> tuple[list[int], list[tuple[int, str]]]:
+    """`decide_each`, as (ids decided oldest first, [(id, why it was refused)])."""
+    outcomes = decide_each(ids, approve_it=approve_it, by=by)
+    order = {
+        row: n
+        for n, row in enumerate(
+            Proposal.objects.filter(pk__in=ids)
+            .order_by("created_at", "id")
+            .values_list("pk", flat=True)
+        )
+    }
+    done = sorted((o.id for o in outcomes if o.decided), key=lambda n: order.get(n, 0))
+    refused = [(o.id, o.detail) for o in outcomes if not o.decided]
     return done, refused
 
 
@@ -604,15 +831,20 @@ def undo(proposal: Proposal, *, by: str) -> Proposal:
     """Put back exactly what an applied proposal replaced (byte for byte; a file that did
     not exist is removed again), once. Returns it, refreshed.
 
+    An append whose file changed since (later appends, a chat line) is undone by taking
+    out exactly the lines it added, where they now stand; everything written since stays.
+
     Conflict (nothing written) when the proposal was not applied (pending, rejected,
-    superseded), was already undone, or any target changed since it was applied.
+    superseded), was already undone, or any target changed since it was applied (an
+    append: its lines were changed or removed since). The Conflict names the files, so a
+    page can offer their history (restore a version instead).
     """
     row = _stored_or_404(proposal)
     # Only what the approval wrote is put back (a batch approved in part: its pages).
     writes = {path: text for path, text in planned_writes(row).items()}
     if row.applied_hashes:
         writes = {path: text for path, text in writes.items() if path in row.applied_hashes}
-    previous = {path: text for path, text in previous_texts(row).items() if path in writes}
+    previous = {path: text for path, text in replaced_texts(row).items() if path in writes}
     with _decision_attributed(row, "undo", by), _locked_all(list(writes)):
         with transaction.atomic():
             updated = Proposal.objects.filter(
@@ -635,17 +867,51 @@ def undo(proposal: Proposal, *, by: str) -> Proposal:
                 or {}
             )
             changed = [path for path in writes if workspace.file_hash(path) != applied.get(path)]
-            if changed:
+            if changed and appends(row):
+                previous = _without_added_lines(row, previous, changed)
+            elif changed:
                 # Raising inside the block rolls back the undone_at claim.
                 raise Conflict(
                     f"Cannot undo proposal {proposal.pk}: {', '.join(sorted(changed))} changed "
                     "since it was applied.",
                     status=APPROVED,
+                    paths=sorted(changed),
                 )
             _write_texts(previous)
     proposal.refresh_from_db()
     _after_write(proposal)
     return proposal
+
+
+def _without_added_lines(
+    row: Proposal, previous: dict[str, str | None], changed: list[str]
+) -> dict[str, str | None]:
+    """For each changed file of an append: its current text less the lines the approval
+    added (each run of added lines found where it now stands, nearest to where it was
+    put). Conflict when a run is no longer there as it was added."""
+    out = dict(previous)
+    written = applied_writes(row)
+    for path in changed:
+        before = textdiff.lines_of(previous.get(path))
+        after = textdiff.lines_of(written.get(path))
+        current = textdiff.lines_of(workspace.read(path))
+        runs = [
+            (j1, after[j1:j2], before[i1:i2])
+            for tag, i1, i2, j1, j2 in textdiff.line_opcodes(before, after)
+            if tag != "equal"
+        ]
+        for start, added, original in reversed(runs):
+            at = textdiff.find_run(current, added, near=start)
+            if at is None:
+                raise Conflict(
+                    f"Cannot undo proposal {row.pk}: the lines it added to {path} were "
+                    "changed or removed since.",
+                    status=APPROVED,
+                    paths=[path],
+                )
+            current[at : at + len(added)] = original
+        out[path] = "".join(current)
+    return out
 
 
 def expire(proposal: Proposal, *, by: str = "expiry") -> Proposal:
@@ -685,3 +951,179 @@ def pending_count(*, agent: Any = None) -> int:
     if agent is not None:
         pending = pending.filter(agent=agent)
     return pending.count()
+
+
+# --- stale is a step: re-apply on the current text ------------------------------------------
+
+
+@dataclass(frozen=True)
+class FileMerge:
+    """One file of a re-apply: the text the proposal was made on, the file now (and its
+    hash: what the owner saw, sent back to re-apply), what the proposal wrote, and its
+    changes merged into the current text (None for a file it deletes: nothing to merge)."""
+
+    path: str
+    base: str | None
+    current: str | None
+    current_hash: str
+    proposed: str | None
+    merged: textdiff.Merged | None
+
+    @property
+    def stale(self) -> bool:
+        return self.merged is not None and self.current != self.base
+
+
+def reapply_plan(proposal: Proposal) -> list[FileMerge]:
+    """What re-applying the proposal on the current text would write, per file, in path
+    order (reads the files; writes nothing). InvalidInput when it cannot be re-applied:
+    an append (it always applies to the file as it is), a proposal neither pending nor
+    superseded, one whose files did not change since (approve it), or one that deletes a
+    file that changed since."""
+    row = _stored_or_404(proposal)
+    if appends(row):
+        raise InvalidInput(
+            f"Proposal {row.pk} adds lines: it applies to the file as it is, nothing to re-apply."
+        )
+    if row.status not in (PENDING, SUPERSEDED):
+        raise InvalidInput(
+            f"Proposal {row.pk} is {row.status}: only a pending or superseded proposal is "
+            "re-applied."
+        )
+    base = previous_texts(row)
+    out = []
+    for path, proposed in sorted(planned_writes(row).items()):
+        current, current_hash = workspace.read_with_hash(path)
+        if current == base.get(path) or current == proposed:
+            out.append(FileMerge(path, base.get(path), current, current_hash, proposed, None))
+            continue
+        if proposed is None:
+            raise InvalidInput(
+                f"Proposal {row.pk} deletes {path}, which changed since it was proposed: "
+                "there is nothing to merge; reject it, or delete the file yourself."
+            )
+        merged = textdiff.merge3(base.get(path), proposed, current)
+        out.append(FileMerge(path, base.get(path), current, current_hash, proposed, merged))
+    if row.status == PENDING and not any(item.stale for item in out):
+        raise InvalidInput(f"Proposal {row.pk} applies as it is: nothing changed since.")
+    return out
+
+
+def reapply(
+    proposal: Proposal,
+    *,
+    by: str,
+    seen: dict[str, str],
+    texts: dict[str, str] | None = None,
+) -> tuple[Proposal, bool]:
+    """Re-apply a stale proposal on the current text, exactly once: its changes merged
+    into each changed file (`reapply_plan`; conflicting hunks left out), or the owner's
+    resolution of a file in `texts`. `seen`: {path: hash} of every file as the owner saw
+    it — a file changed again since is Conflict (409), nothing done.
+
+    Pending: an approval of the merged texts (edited), recorded in `decision["reapplied"]`
+    → (the proposal, False). Superseded: a new pending proposal of the merged texts based
+    on the current files, pointing at this one (`reapplies`; a second re-apply is
+    Conflict) → (the new proposal, True)."""
+    plan = reapply_plan(proposal)
+    row = _stored_or_404(proposal)
+    _check_seen_and_texts(row, plan, seen, texts)
+    chosen = {
+        item.path: (texts or {}).get(item.path, item.merged.text) if item.stale else item.proposed
+        for item in plan
+    }
+    record = {
+        item.path: {
+            "dropped": len(item.merged.conflicts),
+            "edited": item.path in (texts or {}),
+        }
+        for item in plan
+        if item.stale
+    }
+    paths = [item.path for item in plan]
+    with _decision_attributed(row, "re-apply", by), _locked_all(paths):
+        with transaction.atomic():
+            before = {path: workspace.read(path) for path in paths}
+            current = {path: workspace.hash_text(text) for path, text in before.items()}
+            moved = sorted(path for path in paths if current[path] != seen.get(path))
+            if moved:
+                raise Conflict(
+                    f"{', '.join(moved)} changed again since you looked: reload to merge "
+                    "with the newest text.",
+                    status=row.status,
+                )
+            if row.status == PENDING:
+                _claim(row, APPROVED, by=by, now=timezone.now())
+                decision = {"reapplied": record, "edited": sorted(record)}
+                _write_approved(row, chosen, current, decision, replaced=before)
+                made, created = row, False
+            else:
+                made, created = _reapplied_as_new(row, chosen, before, by=by), True
+    made.refresh_from_db()
+    if not created:
+        _after_write(made)
+    return made, created
+
+
+def _check_seen_and_texts(
+    row: Proposal, plan: list[FileMerge], seen: object, texts: dict | None
+) -> None:
+    if not isinstance(seen, dict) or any(item.path not in seen for item in plan):
+        raise InvalidInput(
+            "`base_hashes` names every file of the proposal with the hash you saw "
+            "(GET …/reapply answers them)."
+        )
+    _check_texts(row, texts)
+    stale = {item.path for item in plan if item.stale}
+    for path in texts or {}:
+        if path not in stale:
+            raise InvalidInput(f"{path} did not change since the proposal: nothing to resolve.")
+
+
+def _reapplied_as_new(
+    row: Proposal, writes: dict[str, str | None], before: dict[str, str | None], *, by: str
+) -> Proposal:
+    """The merged texts as a new pending proposal based on the files as they are now.
+    The database's unique `reapplies` makes it once: a second is Conflict."""
+    payload = {key: value for key, value in (row.payload or {}).items() if key != "writes"}
+    hashes = {path: workspace.hash_text(text) for path, text in before.items()}
+    single = len(writes) == 1 and not _is_batch(_KINDS.get(row.kind))
+    try:
+        with transaction.atomic():
+            made = Proposal.objects.create(
+                kind=row.kind,
+                agent=row.agent,
+                target=row.target,
+                payload={**payload, "writes": writes},
+                previous_body=next(iter(before.values())) if single else before,
+                base_hash=next(iter(hashes.values())) if single else "",
+                base_hashes=hashes,
+                reasons=[*row.reasons, f"Re-applied from #{row.pk} on the current text by {by}."],
+                reason=row.reason,
+                source=row.source,
+                requested_by=row.requested_by,
+                run=row.run,
+                reapplies=row,
+                shape=shape_of(
+                    row.kind, row.agent_id, row.target, {**payload, "reapplies": row.pk}
+                ),
+            )
+    except IntegrityError:
+        other = Proposal.objects.filter(reapplies=row).values_list("pk", flat=True).first()
+        raise Conflict(
+            f"Proposal {row.pk} was already re-applied as #{other}.", status=row.status
+        ) from None
+    for name, hook in list(_PROPOSED_HOOKS.items()):
+        transaction.on_commit(lambda hook=hook, name=name: _call_hook(name, hook, made))
+    return made
+
+
+def current_texts(proposal: Proposal) -> dict[str, str | None]:
+    """{path: text or None} of every file the proposal changes, as it is now (for a card:
+    what changed since it was proposed)."""
+    return {path: workspace.read(path) for path in sorted(planned_writes(proposal))}
+
+
+def reapplied_as(proposal: Proposal) -> int | None:
+    """The id of the proposal that re-applied this one on the current text, if any."""
+    return Proposal.objects.filter(reapplies=proposal).values_list("pk", flat=True).first()

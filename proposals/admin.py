@@ -59,8 +59,11 @@ class ProposalAdmin(admin.ModelAdmin):
     list_per_page = 50
     actions = ["approve_selected", "reject_selected", "undo_selected"]
     fieldsets = [
-        (None, {"fields": ["kind", "status", "agent", "target", "source", "run_link"]}),
-        (gettext_lazy("Why"), {"fields": ["reasons_list"]}),
+        (
+            None,
+            {"fields": ["kind", "status", "agent", "requested_by", "target", "source", "run_link"]},
+        ),
+        (gettext_lazy("Why"), {"fields": ["reasons_list", "model_words"]}),
         (gettext_lazy("What it changes"), {"fields": ["diff"]}),
         (
             gettext_lazy("Decision"),
@@ -71,10 +74,12 @@ class ProposalAdmin(admin.ModelAdmin):
         "kind",
         "status",
         "agent",
+        "requested_by",
         "target",
         "source",
         "run_link",
         "reasons_list",
+        "model_words",
         "diff",
         "created_at",
         "decided_at",
@@ -153,6 +158,10 @@ class ProposalAdmin(admin.ModelAdmin):
             "<ul class='proposal-reasons'>{}</ul>",
             format_html_join("", "<li>{}</li>", ((reason_text(r),) for r in reasons)),
         )
+
+    @admin.display(description=gettext_lazy("the job's own words (not checked)"))
+    def model_words(self, obj: Proposal) -> str:
+        return obj.reason or "—"
 
     @admin.display(description=gettext_lazy("diff"))
     def diff(self, obj: Proposal) -> str:

@@ -34,7 +34,13 @@ class Proposal(models.Model):
     # Hash of what approving wrote (a batch: per path), checked before an undo.
     applied_hashes = models.JSONField(default=dict, blank=True)
     reasons = models.JSONField(default=list, blank=True)
+    # The caller's own words on why (a tool's or a REST write's `reason`): shown on the card
+    # labelled as the model's words, never read by any rule (SPEC §5).
+    reason = models.TextField(blank=True, default="")
     source = models.CharField(max_length=200, blank=True, default="")
+    # The agent that asked (its job token's agent, a fact's `written_by`, the run's agent):
+    # what a standing rule is scoped to, also for user-scope kinds whose `agent` is null.
+    requested_by = models.CharField(max_length=80, blank=True, default="", db_index=True)
     status = models.CharField(
         max_length=20, choices=Status.choices, default=Status.PENDING, db_index=True
     )
@@ -50,8 +56,18 @@ class Proposal(models.Model):
     # edited text, the kept hunks of a rewrite, the chosen pages of a batch. Empty: the
     # plan (payload["writes"]) as proposed.
     applied_writes = models.JSONField(default=dict, blank=True)
+    # What approving replaced when that is not `previous_body` ({path: text or None}): an
+    # append applied to the file as it was when approved, a re-apply on the current text.
+    # Undo puts this back.
+    replaced_body = models.JSONField(default=dict, blank=True)
+    # A stale proposal re-applied on the current text as a new proposal: the new one points
+    # at the one it re-applies, once (unique: two clicks make one).
+    reapplies = models.OneToOneField(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="reapplied_as"
+    )
     # How it was decided: {"edited": [paths], "hunks": {path: [[i1, i2, j1, j2], …]},
-    # "pages": [paths], "superseded_pages": [paths], "rule": id, "bulk": true}.
+    # "pages": [paths], "superseded_pages": [paths], "rule": id, "bulk": true,
+    # "reapplied": {path: {"dropped": n}}, "superseded": [ids]}.
     decision = models.JSONField(default=dict, blank=True)
     # The same ask again (kind, agent, target and payload): a job repeating exactly what
     # the owner rejected is counted on the rejected row instead of queued anew.
@@ -69,12 +85,15 @@ class Proposal(models.Model):
 
 
 class StandingRule(models.Model):
-    """ "Proposals of this kind from this source (for this agent) apply at once" — set by
-    the owner, never by the code (proposals.rules). Fact hygiene and anything touching
-    USER.md can never be ruled automatic. Revoked rows are kept (history)."""
+    """ "Proposals of this kind from this job of this agent apply at once" — set by the
+    owner on a card, never by the code (proposals.rules). Scoped to the agent that asked
+    (`agent`, also for user-scope kinds) and its job (`source`). Fact hygiene and anything
+    touching USER.md can never be ruled automatic. Revoked rows are kept (history)."""
 
     kind = models.CharField(max_length=30)
     source = models.CharField(max_length=200)  # exact, e.g. "job:morning-brief"
+    # The agent whose job it trusts. Null only on rules made before rules were scoped to an
+    # agent: those were revoked by migration and match nothing.
     agent = models.ForeignKey(
         "memory.Agent", null=True, blank=True, on_delete=models.CASCADE, related_name="rules"
     )

@@ -1,5 +1,11 @@
-"""Standing rules (SPEC §7): "proposals of this kind from this source, for this agent,
-apply at once" — the owner's choice instead of the same click again and again.
+"""Standing rules (SPEC §7): "proposals of this kind from this job of this agent apply at
+once" — the owner's choice instead of the same click again and again.
+
+- **Scoped to where it was made.** A rule names the agent that asked on the card it was
+  made on (`Proposal.requested_by`, also for user-scope kinds such as facts, whose
+  `agent` is null) and its job (`source`): it never applies to another agent's job of the
+  same name. It never overwrites or deletes a fact that the same agent's same job did not
+  write last (the kind's `may_apply_unattended`): the owner's facts are always asked about.
 
 - A rule is created only by the owner (`create_rule`); the code never makes one. After the
   owner approved the same shape (kind, source, agent) RULE_OFFER_AFTER times, the card
@@ -39,19 +45,36 @@ def may_be_ruled(kind: str, paths: list[str] | None = None) -> bool:
 
 
 def create_rule(*, kind: str, source: str, agent: Any, by: str) -> StandingRule:
-    """A standing rule for (kind, source, agent). Forbidden (403) for a kind that may never
-    be automatic; InvalidInput (422) without a job source (a person present needs none);
-    Conflict (409) when an active rule of that shape exists."""
+    """A standing rule for (kind, source, agent): the agent whose job it trusts. Forbidden
+    (403) for a kind that may never be automatic; InvalidInput (422) without a job source
+    (a person present needs none) or without an agent; Conflict (409) when an active rule
+    of that shape exists."""
     actions.get_kind(kind)
     if not may_be_ruled(kind):
         raise Forbidden(f"{kind} proposals always wait for you: fact hygiene is never automatic.")
     if not isinstance(source, str) or not source.startswith("job:"):
         raise InvalidInput("A standing rule names the job it trusts (a source `job:<id>`).")
+    if agent is None:
+        raise InvalidInput("A standing rule names the agent whose job it trusts.")
     try:
         with transaction.atomic():
             return StandingRule.objects.create(kind=kind, source=source, agent=agent, created_by=by)
     except IntegrityError:
         raise Conflict("A standing rule for exactly this exists already.") from None
+
+
+def rule_from(proposal: Proposal, *, by: str) -> StandingRule:
+    """A standing rule made on a proposal's card: its kind, its job and the agent that
+    asked (never every agent's job of that name). InvalidInput when no agent asked."""
+    # The agent model through the rule's own field: proposals import nothing of memory
+    # above its core (tests/test_layout.py).
+    agents = StandingRule._meta.get_field("agent").related_model.objects
+    agent = agents.filter(pk=proposal.requested_by).first() if proposal.requested_by else None
+    if agent is None:
+        raise InvalidInput(
+            f"Proposal {proposal.pk} names no agent that asked: a rule needs one to stay scoped."
+        )
+    return create_rule(kind=proposal.kind, source=proposal.source, agent=agent, by=by)
 
 
 def revoke_rule(rule: StandingRule, *, by: str) -> StandingRule:
@@ -66,18 +89,18 @@ def revoke_rule(rule: StandingRule, *, by: str) -> StandingRule:
 
 
 def matching_rule(proposal: Proposal) -> StandingRule | None:
-    """The active rule for this proposal's shape, if it may be ruled at all."""
+    """The active rule for this proposal's kind, job and asking agent, if it may be ruled
+    at all. A rule with no agent (made before rules were scoped) matches nothing."""
     if not may_be_ruled(proposal.kind, list(actions.planned_writes(proposal))):
         return None
-    rules = StandingRule.objects.filter(
-        kind=proposal.kind, source=proposal.source, revoked_at__isnull=True
-    )
-    rules = (
-        rules.filter(agent__isnull=True)
-        if proposal.agent_id is None
-        else rules.filter(agent_id=proposal.agent_id)
-    )
-    return rules.first()
+    if not proposal.requested_by:
+        return None
+    return StandingRule.objects.filter(
+        kind=proposal.kind,
+        source=proposal.source,
+        agent_id=proposal.requested_by,
+        revoked_at__isnull=True,
+    ).first()
 
 
 def apply_rule(proposal: Proposal) -> Proposal | None:
@@ -88,7 +111,7 @@ def apply_rule(proposal: Proposal) -> Proposal | None:
     if proposal.status != Proposal.Status.PENDING:
         return None
     rule = matching_rule(proposal)
-    if rule is None:
+    if rule is None or not actions.may_apply_unattended(proposal):
         return None
     try:
         return actions.apply_now(proposal, by=f"{RULE_PREFIX}{rule.pk}", extra={"rule": rule.pk})
@@ -128,10 +151,12 @@ def offer_for(proposal: Proposal) -> int | None:
         return None
     if matching_rule(proposal) is not None:
         return None
+    if not proposal.requested_by:
+        return None
     approved = Proposal.objects.filter(
         kind=proposal.kind,
         source=proposal.source,
-        agent_id=proposal.agent_id,
+        requested_by=proposal.requested_by,
         status=Proposal.Status.APPROVED,
         undone_at__isnull=True,
     ).exclude(Q(decided_by__startswith=RULE_PREFIX) | Q(decided_by__startswith="auto:"))

@@ -17,13 +17,19 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from memory.api.common import proposal_answer, source_of
 from memory.api.pagination import page_parameters, page_schema, paged
-from memory.api.serializers import RunAnswerSerializer, RunSerializer, TextField
+from memory.api.serializers import (
+    ProposalAnswerSerializer,
+    RunAnswerSerializer,
+    RunSerializer,
+    TextField,
+)
 from memory.auth import agent_for
 from memory.errors import InvalidInput
 from memory.query import Query
 from wiki import compile as wiki_compile
-from wiki import pages
+from wiki import pages, writes
 from wiki.vault import KINDS
 
 
@@ -113,7 +119,8 @@ class WikiPageView(APIView):
         return Response(pages.get_page(agent, slug).as_dict())
 
     @extend_schema(
-        request=PageInputSerializer, responses={200: PageSerializer, 201: PageSerializer}
+        request=PageInputSerializer,
+        responses={200: PageSerializer, 201: PageSerializer, 202: ProposalAnswerSerializer},
     )
     def put(self, request: Request, agent_id: str, slug: str) -> Response:
         agent = agent_for(request, agent_id)
@@ -121,7 +128,11 @@ class WikiPageView(APIView):
             raise InvalidInput("The body must be a JSON object.")
         serializer = PageInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        page = pages.save_page(agent, slug=slug, partial=True, **serializer.validated_data)
+        page = writes.save_page_or_propose(
+            agent, source=source_of(request), slug=slug, partial=True, **serializer.validated_data
+        )
+        if not isinstance(page, pages.Page):  # a job's write, proposed (SPEC §5)
+            return proposal_answer(page)
         return Response(
             page.as_dict(), status=status.HTTP_201_CREATED if page.created else status.HTTP_200_OK
         )
@@ -129,7 +140,7 @@ class WikiPageView(APIView):
     @extend_schema(responses={204: None})
     def delete(self, request: Request, agent_id: str, slug: str) -> Response:
         agent = agent_for(request, agent_id)
-        pages.delete_page(agent, slug)
+        writes.delete_page(agent, slug, source=source_of(request))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

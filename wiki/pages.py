@@ -524,6 +524,46 @@ def save_page(
     return _page(refreshed.vault.pages[fields.slug], refreshed.vault, created=existing is None)
 
 
+def plan_page(
+    agent,
+    *,
+    title: str | None = None,
+    kind: str | None = None,
+    sources: list[str] | None = None,
+    body: str | None = None,
+    questions: list[str] | None = None,
+    status: str | None = None,
+    partial: bool = False,
+    slug: str | None = None,
+) -> dict:
+    """What `save_page` with these arguments would make the page's author part — checked
+    exactly as `save_page` checks it (InvalidInput, 422) — as a page of a wiki batch
+    (`{"title", "kind", "sources", "questions", "status", "body"}`), writing nothing: what
+    a job's write proposes instead of writing (wiki.writes)."""
+    fields = _check_fields(
+        title=title,
+        kind=kind,
+        sources=sources,
+        questions=questions,
+        status=status,
+        body=body,
+        slug=slug,
+    )
+    if not partial:
+        _check_whole(fields)
+    loaded = vault_module.load_state(agent, paths=_candidates(agent, fields.slug))
+    existing = loaded.vault.pages.get(fields.slug)
+    planned = _plan_page(fields, existing, partial=partial)
+    return {
+        "title": planned.title if planned.title is not None else planned.slug,
+        "kind": planned.kind,
+        "sources": list(planned.sources or []),
+        "questions": list(planned.questions or []),
+        "status": planned.status or "ok",
+        "body": planned.body or "",
+    }
+
+
 @dataclass(frozen=True)
 class _Fields:
     """A write's fields, each checked on its own; None: not given. `sources` is as given

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from memory.models import Agent
 from memory.query import Query
-from memory.tools import ToolSpec
-from wiki import pages
+from memory.tools import ToolResult, ToolSpec, proposed_result
+from wiki import pages, writes
 
 PROMPTS_DIR = Path(__file__).resolve().parent / "prompts" / "tools"
 
@@ -44,11 +44,12 @@ def wiki_apply(
     body: str,
     questions: list[str] | None = None,
     status: str | None = None,
-) -> str:
+) -> str | ToolResult:
     """Upsert a page's author part (never the machine block); refuses a page without
-    sources (InvalidInput)."""
-    page = pages.save_page(
+    sources (InvalidInput). From a job, the page is proposed instead (wiki.writes)."""
+    page = writes.save_page_or_propose(
         agent,
+        source=source,
         title=title,
         kind=kind,
         sources=sources,
@@ -56,6 +57,8 @@ def wiki_apply(
         questions=questions,
         status=status,
     )
+    if not isinstance(page, pages.Page):
+        return proposed_result(page, f"write the wiki page {title!r}")
     verb = "Created" if page.created else "Updated"
     links = len(page.links_out)
     return (

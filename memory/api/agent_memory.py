@@ -11,9 +11,9 @@ from rest_framework.views import APIView
 from memory import notes, writes
 from memory.api.common import proposal_answer, source_of, valid
 from memory.api.serializers import (
-    BodyInputSerializer,
     FileBodySerializer,
     LinesInputSerializer,
+    MemoryBodyInputSerializer,
     ProposalAnswerSerializer,
     SaveInputSerializer,
     SaveResultSerializer,
@@ -34,17 +34,18 @@ class MemoryView(APIView):
         return Response(_memory_json(agent_for(request, agent_id)))
 
     @extend_schema(
-        request=BodyInputSerializer,
+        request=MemoryBodyInputSerializer,
         responses={200: FileBodySerializer, 202: ProposalAnswerSerializer},
     )
     def put(self, request: Request, agent_id: str) -> Response:
         agent = agent_for(request, agent_id)
-        data = valid(BodyInputSerializer, request.data)
+        data = valid(MemoryBodyInputSerializer, request.data)
         proposal = writes.write_memory_or_propose(
             agent,
             data["body"],
             source=source_of(request, data.get("source")),
             base_hash=data.get("base_hash"),
+            reason=data.get("reason"),
         )
         if proposal is not None:
             return proposal_answer(proposal)
@@ -59,7 +60,11 @@ class MemoryLinesView(APIView):
         agent = agent_for(request, agent_id)
         data = valid(LinesInputSerializer, request.data)
         body, proposal = writes.add_memory_lines_or_propose(
-            agent, data["lines"], source=source_of(request, data.get("source"))
+            agent,
+            data["lines"],
+            source=source_of(request, data.get("source")),
+            heading=data.get("heading"),
+            reason=data.get("reason"),
         )
         if proposal is not None:
             return proposal_answer(proposal)

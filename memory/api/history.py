@@ -7,7 +7,10 @@ holds every text a file ever had, another agent's and the owner's own included.
 - `POST /api/memory/history/{id}/restore` `{"base_hash"}` — write that version's text
   again as a new version: 200 → the new version; 409 when the file changed since
   `base_hash` was read (or already holds that text); 422 for a deleted-file version.
-- `GET /api/memory/blame?path=` — for each line of the file, the version that brought it.
+- `GET /api/memory/history/compare?from=&to=` — two versions of one file (`to` omitted
+  or `current`: the file now) and the diff between them.
+- `GET /api/memory/blame?path=` — for each line of the file, the version that brought it,
+  who made it (`who`: owner, agent, job, rule, outside, app; `who_name`) and its source.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from memory.api.serializers import (
 )
 from memory.auth import IsOwner, actor_name
 from memory.errors import InvalidInput
+from proposals.diff import diff_lines
 
 MAX_LIMIT = 1000
 
@@ -106,6 +110,8 @@ def blame_rows(path: str) -> list[dict]:
                 "date": version.created_at if version else None,
                 "actor": version.actor if version else "",
                 "source": version.source if version else "",
+                "who": history.who(version)[0],
+                "who_name": history.who(version)[1],
             }
         )
     return rows
@@ -125,4 +131,41 @@ class Blame(APIView):
             raise InvalidInput("Give `path`, e.g. MEMORY.md or agents/<id>/MEMORY.md.")
         return Response(
             {"path": path, "lines": BlameLineSerializer(blame_rows(path), many=True).data}
+        )
+
+
+def _version_param(request: Request, name: str) -> int:
+    raw = request.query_params.get(name) or ""
+    if not raw.isdigit():
+        raise InvalidInput(f"`{name}` is a version id (GET /api/memory/history lists them).")
+    return int(raw)
+
+
+class HistoryCompare(APIView):
+    permission_classes = [IsOwner]
+
+    @extend_schema(
+        operation_id="history_compare",
+        parameters=[
+            OpenApiParameter("from", OpenApiTypes.INT, required=True),
+            OpenApiParameter("to", OpenApiTypes.STR, description="a version id, or current"),
+        ],
+        responses=OpenApiTypes.OBJECT,
+    )
+    def get(self, request: Request) -> Response:
+        first = history.get_version_or_404(_version_param(request, "from"))
+        to = request.query_params.get("to") or "current"
+        second = (
+            None if to == "current" else history.get_version_or_404(_version_param(request, "to"))
+        )
+        before, after = history.compared(first, second)
+        return Response(
+            {
+                "path": first.path,
+                "from": FileVersionSerializer(first).data,
+                "to": FileVersionSerializer(second).data if second is not None else "current",
+                "from_text": before,
+                "to_text": after,
+                "diff": [{"op": op, "text": text} for op, text in diff_lines(before, after)],
+            }
         )

@@ -22,6 +22,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from memory.errors import InvalidInput
+from memory.text import INT64_MAX
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500
@@ -34,8 +35,8 @@ def _whole(value: str | None, name: str, *, default: int, low: int, high: int | 
         number = int(value)
     except ValueError:
         raise InvalidInput(f"`{name}` must be a whole number.", field=name) from None
-    if number < low or (high is not None and number > high):
-        bound = f"from {low} to {high}" if high is not None else f"{low} or more"
+    if number < low or number > (INT64_MAX if high is None else high):
+        bound = f"from {low} to {high}" if high is not None else f"from {low} to 2^63 − 1"
         raise InvalidInput(f"`{name}` must be {bound}.", field=name)
     return number
 

@@ -72,13 +72,20 @@ class FactSerializer(serializers.Serializer):
     invalid_utf8 = serializers.BooleanField(default=False)  # bytes read as U+FFFD
 
 
+def _reason_field() -> TextField:
+    # The caller's own words on why (SPEC §5): validated by the operation (length, text).
+    return TextField(required=False, allow_null=True, allow_blank=True, trim_whitespace=False)
+
+
 class FactInputSerializer(serializers.Serializer):
-    """Body of `PUT /api/memory/user/facts/{name}`. Missing description → 422."""
+    """Body of `PUT /api/memory/user/facts/{name}`. Missing description → 422. `reason`: why,
+    in the caller's words (shown on the card when the write becomes a proposal)."""
 
     description = TextField(allow_blank=True, trim_whitespace=False)
     type = TextField(allow_blank=True)
     body = _body_field(required=False, default="")
     source = TextField(required=False, trim_whitespace=False)
+    reason = _reason_field()
 
 
 class UserSerializer(serializers.Serializer):
@@ -96,6 +103,13 @@ class BodyInputSerializer(serializers.Serializer):
     source = TextField(required=False, trim_whitespace=False)
     # The `hash` a GET answered: the write is 409 if the file changed since.
     base_hash = TextField(required=False, max_length=64)
+
+
+class MemoryBodyInputSerializer(BodyInputSerializer):
+    """Body of `PUT /api/agents/{id}/memory`: a job's rewrite becomes a proposal, with its
+    `reason` on the card."""
+
+    reason = _reason_field()
 
 
 class FileBodySerializer(serializers.Serializer):
@@ -140,10 +154,13 @@ class SaveInputSerializer(serializers.Serializer):
 
 
 class LinesInputSerializer(serializers.Serializer):
-    """Body of `POST /api/agents/{id}/memory/lines`."""
+    """Body of `POST /api/agents/{id}/memory/lines`: `heading` — the heading the lines belong
+    under (created at the end when absent); `reason` — why, in the caller's words."""
 
     lines = serializers.ListField(child=TextField(allow_blank=True), allow_empty=True)
     source = TextField(required=False, trim_whitespace=False)
+    heading = TextField(required=False, allow_null=True, allow_blank=True)
+    reason = _reason_field()
 
 
 class NoteBodySerializer(serializers.Serializer):
@@ -183,6 +200,8 @@ class ProposalSerializer(serializers.ModelSerializer):
 
     agent = serializers.CharField(source="agent_id", read_only=True, allow_null=True)
     run = serializers.IntegerField(source="run_id", read_only=True, allow_null=True)
+    reapplies = serializers.IntegerField(source="reapplies_id", read_only=True, allow_null=True)
+    reapplied_as = serializers.SerializerMethodField()
 
     class Meta:
         model = Proposal
@@ -191,8 +210,10 @@ class ProposalSerializer(serializers.ModelSerializer):
             "kind",
             "status",
             "agent",
+            "requested_by",
             "target",
             "reasons",
+            "reason",
             "payload",
             "previous_body",
             "base_hash",
@@ -207,15 +228,24 @@ class ProposalSerializer(serializers.ModelSerializer):
             "decision",
             "repeats",
             "repeated_at",
+            "replaced_body",
+            "reapplies",
+            "reapplied_as",
         ]
         read_only_fields = fields
+
+    def get_reapplied_as(self, proposal: Proposal) -> int | None:
+        """The proposal that re-applied this one on the current text, if any."""
+        return Proposal.objects.filter(reapplies=proposal).values_list("pk", flat=True).first()
 
 
 class DecisionSerializer(serializers.Serializer):
     """Body of `POST /api/memory/proposals/{id}`: `approve`, and for an approval in part or
     edited: `pages` (the paths of a batch to apply), `hunks` ({path: [[i1, i2, j1, j2], …]}
     the changes of a rewrite to keep, as `GET …/proposals/{id}/hunks` lists them), `texts`
-    ({path: the owner's text}), `skip_stale` (apply the pages that did not change)."""
+    ({path: the owner's whole text}; a missing or null text is 422), `lines` / `heading`
+    (the owner's lines for MEMORY.md and where they go), `skip_stale` (apply the pages
+    that did not change)."""
 
     approve = serializers.BooleanField(required=True)
     pages = serializers.ListField(child=TextField(), required=False)
@@ -227,10 +257,24 @@ class DecisionSerializer(serializers.Serializer):
         ),
         required=False,
     )
+    # Null is let through to the operation, which refuses it with its own message (422).
     texts = serializers.DictField(
         child=TextField(allow_blank=True, trim_whitespace=False, allow_null=True), required=False
     )
+    lines = serializers.ListField(child=TextField(allow_blank=True), required=False)
+    heading = TextField(required=False, allow_blank=True)
     skip_stale = serializers.BooleanField(required=False, default=False)
+
+
+class ReapplySerializer(serializers.Serializer):
+    """Body of `POST /api/memory/proposals/{id}/reapply`: `base_hashes` — {path: the
+    `current_hash` GET …/reapply answered}; `texts` — {path: your resolution} for a file
+    whose merge you changed (else the merge as shown, conflicting changes left out)."""
+
+    base_hashes = serializers.DictField(child=TextField(max_length=64))
+    texts = serializers.DictField(
+        child=TextField(allow_blank=True, trim_whitespace=False, allow_null=True), required=False
+    )
 
 
 class BulkDecisionSerializer(serializers.Serializer):
@@ -291,7 +335,7 @@ class SearchQuerySerializer(serializers.Serializer):
     limit = serializers.IntegerField(
         required=False, min_value=1, max_value=search.MAX_LIMIT, default=search.DEFAULT_LIMIT
     )
-    offset = serializers.IntegerField(required=False, min_value=0, default=0)
+    offset = serializers.IntegerField(required=False, min_value=0, max_value=2**63 - 1, default=0)
     explain = serializers.BooleanField(required=False, default=False)
 
 
@@ -478,3 +522,7 @@ class BlameLineSerializer(serializers.Serializer):
     date = serializers.DateTimeField(allow_null=True)
     actor = serializers.CharField(allow_blank=True)
     source = serializers.CharField(allow_blank=True)
+    # Who made the line's version: owner, agent, job, rule, outside (edited outside the
+    # app), app; "" when the line is in no recorded version. `who_name` names them.
+    who = serializers.CharField(allow_blank=True)
+    who_name = serializers.CharField(allow_blank=True)

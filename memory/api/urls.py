@@ -32,6 +32,7 @@ urlpatterns = [
     re_path(r"^memory/user/facts/(?P<name>[\s\S]+)$", user.FactView.as_view(), name="fact"),
     path("memory/search", search.MemorySearchView.as_view(), name="search"),
     path("memory/history", history.HistoryList.as_view(), name="history-list"),
+    path("memory/history/compare", history.HistoryCompare.as_view(), name="history-compare"),
     path("memory/history/<int:version_id>", history.HistoryDetail.as_view(), name="version"),
     path(
         "memory/history/<int:version_id>/restore",
@@ -64,6 +65,11 @@ urlpatterns = [
         "memory/proposals/<int:proposal_id>/undo",
         proposals.ProposalUndo.as_view(),
         name="proposal-undo",
+    ),
+    path(
+        "memory/proposals/<int:proposal_id>/reapply",
+        proposals.ProposalReapply.as_view(),
+        name="proposal-reapply",
     ),
     path("agents/<str:agent_id>/memory", agent_memory.MemoryView.as_view(), name="memory"),
     path(

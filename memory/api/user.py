@@ -71,6 +71,7 @@ class FactView(APIView):
             body=data["body"],
             source=source_of(request, data.get("source")),
             written_by=written_by(request),
+            reason=data.get("reason"),
         )
         if proposal is not None:
             return proposal_answer(proposal)
@@ -80,7 +81,10 @@ class FactView(APIView):
         )
 
     @extend_schema(
-        parameters=[OpenApiParameter("source", str, description="e.g. web, job:<id>")],
+        parameters=[
+            OpenApiParameter("source", str, description="e.g. web, job:<id>"),
+            OpenApiParameter("reason", str, description="why, in the caller's words"),
+        ],
         responses={204: None, 202: ProposalAnswerSerializer},
     )
     def delete(self, request: Request, name: str) -> Response:
@@ -88,6 +92,7 @@ class FactView(APIView):
             name,
             source=source_of(request, request.query_params.get("source")),
             written_by=written_by(request),
+            reason=request.query_params.get("reason"),
         )
         if proposal is not None:
             return proposal_answer(proposal)

@@ -23,7 +23,9 @@ What runs:
   MEMORY_WORKER_STALE_SECONDS (a guard stuck on a dead member's lock); the whole old group
   is SIGKILLed first. It writes the cluster's `WorkerBeat` row (what `/healthz` reports)
   and reaps lost runs (memory.jobs.runs) every MEMORY_WORKER_REAP_SECONDS, so a lost run is
-  failed and redone even when no cluster anywhere processes tasks. A cluster that fails to
+  failed and redone even when no cluster anywhere processes tasks; every five minutes it
+  removes what killed writes left (memory.maintenance: temp files, an INDEX.md behind its
+  facts). A cluster that fails to
   come up MEMORY_WORKER_GIVE_UP times in a row makes it exit 1, for systemd or `bin/serve`
   to see; SIGTERM/SIGINT stop the cluster (busy workers get MEMORY_WORKER_STOP_SECONDS to
   finish) and exit 0.
@@ -50,6 +52,8 @@ from django import db
 from django.conf import settings
 from django.utils import timezone
 from django_q.cluster import Sentinel
+
+from memory.maintenance import UPKEEP_SECONDS
 
 log = logging.getLogger(__name__)
 
@@ -128,6 +132,7 @@ class Supervisor:
         self.startup = STARTUP_SECONDS
         self.stop_grace = float(settings.MEMORY_WORKER_STOP_SECONDS)
         self.reap_every = float(settings.MEMORY_WORKER_REAP_SECONDS)
+        self.upkeep_every = UPKEEP_SECONDS
         self.give_up = int(settings.MEMORY_WORKER_GIVE_UP)
         self.beat_every = 5.0
         self.host = socket.gethostname()
@@ -193,6 +198,7 @@ class Supervisor:
         """Until the cluster ends or must be ended: (it came up, why it ended)."""
         healthy = False
         next_beat = next_reap = 0.0
+        next_upkeep = time.monotonic() + self.upkeep_every  # start-up did the first round
         while not self.stopping:
             now = time.monotonic()
             if not self._sentinel.is_alive():
@@ -211,6 +217,9 @@ class Supervisor:
             if now >= next_reap:
                 next_reap = now + self.reap_every
                 self._reap()
+            if now >= next_upkeep:
+                next_upkeep = now + self.upkeep_every
+                self._upkeep()
             time.sleep(0.1)
         return healthy, "stopping"
 
@@ -266,6 +275,17 @@ class Supervisor:
             runs.reap_stale_runs()
         except Exception:
             log.warning("could not reap lost runs", exc_info=True)
+        finally:
+            db.connections.close_all()
+
+    def _upkeep(self) -> None:
+        """Temp files of killed writes, INDEX.md behind its facts (memory.maintenance)."""
+        from memory import maintenance
+
+        try:
+            maintenance.upkeep()
+        except Exception:
+            log.warning("could not clean up after killed writes", exc_info=True)
         finally:
             db.connections.close_all()
 

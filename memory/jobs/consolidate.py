@@ -35,6 +35,7 @@ from memory.jobs.llm import (
     render_prompt,
 )
 from memory.models import Agent, Run
+from memory.text import heading_text, is_heading
 from proposals.actions import BaseKind, apply_now, propose, supersede_pending
 from proposals.models import Proposal
 
@@ -127,16 +128,40 @@ class Rewrite:
 
 def parse_rewrite(data: dict[str, Any]) -> Rewrite:
     """The §13.1 consolidation answer, already checked against consolidate_schema.json
-    (`memory` a string; `reasons` objects of `line`, `action`, `why`). What no schema can
-    say is done here: the new MEMORY.md gets "\n" line endings (SPEC §1), and a last one."""
+    (`memory` a string; `reasons` objects of `line`, `action`, `why`, and for an added line
+    the `heading` it stands under). What no schema can say is done here: the new MEMORY.md
+    gets "\n" line endings (SPEC §1), and a last one; an added line's `heading` is the one
+    it stands under in that text (what is approved is the text, whatever the model named)."""
     text = notes.normalise_newlines(data["memory"])
     if text and not text.endswith("\n"):
         text += "\n"
-    return Rewrite(text, [dict(item) for item in data["reasons"]])
+    reasons = [dict(item) for item in data["reasons"]]
+    for item in reasons:
+        if item.get("action") == "add":
+            found = heading_above(text, str(item.get("line", "")))
+            if found is None:
+                item.pop("heading", None)
+            else:
+                item["heading"] = found
+    return Rewrite(text, reasons)
+
+
+def heading_above(text: str, line: str) -> str | None:
+    """The words of the heading `line` stands under in `text` ("" when above every
+    heading), None when the text does not hold the line."""
+    wanted = line.strip()
+    heading = ""
+    for candidate in text.splitlines():
+        if is_heading(candidate):
+            heading = heading_text(candidate)
+        elif wanted and candidate.strip() == wanted:
+            return heading
+    return None
 
 
 def reason_texts(rewrite: Rewrite) -> list[str]:
-    """The model's reasons as the lines a person reads on the card."""
+    """The model's reasons as the lines a person reads on the card (an added line's heading
+    stays in the structured reasons: the diff shows the line under it)."""
     return [f"{item['action']}: {item['line']} — {item['why']}" for item in rewrite.reasons]
 
 

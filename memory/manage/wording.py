@@ -50,6 +50,24 @@ KINDS = {
     "stale": _("stale"),
 }
 
+# Who made a version of a file (memory.history.who), before their name.
+WHO = {
+    "owner": _("owner"),
+    "agent": _("agent"),
+    "job": _("job"),
+    "rule": _("standing rule"),
+    "outside": _("edited outside the app"),
+    "app": _("the app"),
+}
+
+# What a proposed line and an existing one state differently (memory.disagreement).
+VALUE_KINDS = {
+    "day": _("day"),
+    "number": _("number"),
+    "name": _("name"),
+    "month": _("month"),
+}
+
 # The kinds of file the feed of what was remembered tells apart (memory.history.KINDS).
 FILE_KINDS = {
     "lines": _("MEMORY.md lines"),
@@ -130,6 +148,8 @@ SENTENCES = [
     gettext_noop("%(who)s asked to forget the fact %(name)s from %(source)s."),
     gettext_noop("%(source)s asked to add %(count)s line(s) to %(agent)s's MEMORY.md."),
     gettext_noop("%(source)s asked to rewrite %(agent)s's MEMORY.md."),
+    # proposals/actions.py (a re-applied proposal's reason)
+    gettext_noop("Re-applied from #%(id)s on the current text by %(who)s."),
 ]
 
 _SEPARATORS = re.compile(r"(; | · )")

@@ -2,8 +2,9 @@
 
 `mcp_app()` is an ASGI app: it authenticates `Authorization: Bearer <key>` (or `Token
 <key>`) with the same code as the REST API (memory.auth), then hands the request to the
-SDK's Streamable HTTP transport. No token or a bad one → 401 with `WWW-Authenticate:
-Bearer`; an owner token → 403 (an MCP connection speaks for one agent); a bad
+SDK's Streamable HTTP transport. No token or a bad one → 401 with a JSON body and a
+`WWW-Authenticate: Bearer …` challenge that both name the fix (memory.auth.unauthorized);
+an owner token → 403 (an MCP connection speaks for one agent); a bad
 `X-Memory-Source` → 422. The caller (agent, job, channel) rides in the request's scope to
 the server's handlers (memory.mcp.server.caller_of).
 
@@ -59,18 +60,20 @@ async def _answer(send, status: int, body: dict, headers: list[tuple[bytes, byte
 
 
 def _authenticate(authorization: str | None, source_header: str | None):
-    """(caller, None) or (None, (status, body)). Runs the REST API's token check."""
-    from memory.auth import BadCredential, key_from_header, token_for_key
+    """(caller, None) or (None, (status, body)). Runs the REST API's token check. The
+    caller carries the token's row id (`token`) for the stream cap."""
+    from memory.auth import BadCredential, key_from_header, token_for_key, unauthorized
     from memory.errors import InvalidInput
     from memory.presence import caller_with_header
 
+    key = None
     try:
         key = key_from_header(authorization or "")
         if key is None:
-            return None, (401, {"error": "invalid_token", "error_description": "Token required."})
+            return None, (401, unauthorized("No token."))
         token = token_for_key(key)
     except BadCredential as error:
-        return None, (401, {"error": "invalid_token", "error_description": str(error)})
+        return None, (401, unauthorized(str(error), key))
     if not token.agent_id:
         return None, (
             403,
@@ -86,7 +89,7 @@ def _authenticate(authorization: str | None, source_header: str | None):
         )
     except InvalidInput as error:
         return None, (422, {"error": "invalid_request", "error_description": error.message})
-    return caller, None
+    return (caller, token.pk), None
 
 
 def _auth_in_thread(authorization: str | None, source_header: str | None):
@@ -100,10 +103,16 @@ def _auth_in_thread(authorization: str | None, source_header: str | None):
 
 
 class McpApp:
-    """The authenticated `/mcp` endpoint (an ASGI app, with the transport's lifespan)."""
+    """The authenticated `/mcp` endpoint (an ASGI app, with the transport's lifespan).
+
+    A GET opens a stream the server keeps until the client leaves (the transport's
+    server-to-client channel). Each token may hold at most MEMORY_MCP_STREAMS_PER_TOKEN of
+    them open at once in this process (SPEC §16): one more is 429 with a JSON reason, so
+    no client can tie up a web worker with streams in any number."""
 
     def __init__(self) -> None:
         self.server = build_server()
+        self.streams: dict[int, int] = {}  # token row id → GET streams open
         self.transport = self.server.streamable_http_app(
             streamable_http_path=PATH,
             stateless_http=True,
@@ -128,17 +137,48 @@ class McpApp:
             authorization.decode("latin-1") if authorization is not None else None,
             source.decode("latin-1") if source is not None else None,
         )
+        if refusal is None and scope.get("method") == "GET":
+            await self._stream(scope, receive, send, *caller)
+            return
         if refusal is not None:
             status, body = refusal
-            extra = [(b"www-authenticate", b'Bearer realm="agent-memory"')] if status == 401 else []
+            extra = []
+            if status == 401:
+                body, challenge = body
+                extra = [(b"www-authenticate", challenge.encode("ascii"))]
             await _answer(send, status, body, extra)
             return
+        await self._serve(scope, receive, send, caller[0])
+
+    async def _serve(self, scope, receive, send, caller) -> None:
         scope = {**scope, "memory.caller": caller}
         token = current_caller.set(caller)
         try:
             await self.transport(scope, receive, send)
         finally:
             current_caller.reset(token)
+
+    async def _stream(self, scope, receive, send, caller, token_id: int) -> None:
+        cap = settings.MEMORY_MCP_STREAMS_PER_TOKEN
+        if self.streams.get(token_id, 0) >= cap:
+            await _answer(
+                send,
+                429,
+                {
+                    "error": "too_many_streams",
+                    "error_description": f"This token already holds {cap} open MCP streams "
+                    "(GET /mcp) here: close one first. Tool calls (POST) still work.",
+                },
+                [(b"retry-after", b"5")],
+            )
+            return
+        self.streams[token_id] = self.streams.get(token_id, 0) + 1
+        try:
+            await self._serve(scope, receive, send, caller)
+        finally:
+            self.streams[token_id] -= 1
+            if not self.streams[token_id]:
+                del self.streams[token_id]
 
 
 def mcp_app() -> McpApp:

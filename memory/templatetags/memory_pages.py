@@ -71,6 +71,29 @@ def proposal_kind(value: str) -> str:
 
 
 @register.filter
+def who(version) -> str:
+    """Who made a file version, in words: "owner alice", "agent master", "job
+    job:nightly", "edited outside the app" (memory.history.who)."""
+    from memory.history import who as who_made
+    from memory.manage.wording import WHO
+
+    kind, name = who_made(version)
+    if not kind:
+        return ""
+    label = str(WHO.get(kind, kind))
+    return f"{label} {name}".strip()
+
+
+@register.filter
+def value_kind(value: str) -> str:
+    """What kind of value two lines disagree on (day, number, name), in the page's
+    language."""
+    from memory.manage.wording import VALUE_KINDS
+
+    return str(VALUE_KINDS.get(value, value))
+
+
+@register.filter
 def waited(value: dt.datetime | None) -> str:
     """How long ago `value` was, in the page's language: "5 minutes", "3 hours", "2 days"
     (the project's catalogue: Django's own Vietnamese one misses timesince's words)."""

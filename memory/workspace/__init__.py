@@ -99,7 +99,13 @@ from memory.workspace.scans import (
 )
 from memory.workspace.style import ABSENT, NO_FILE, FileText, decode, hash_text
 from memory.workspace.surveys import Entry, is_dir, is_link, kind_of, survey, undecodable_at
-from memory.workspace.upkeep import Health, health, prepare, remove_stale_temp_files
+from memory.workspace.upkeep import (
+    STALE_TEMP_SECONDS,
+    Health,
+    health,
+    prepare,
+    remove_stale_temp_files,
+)
 from memory.workspace.writing import (
     append,
     create,
@@ -193,6 +199,7 @@ __all__ = [
     # upkeep
     "prepare",
     "remove_stale_temp_files",
+    "STALE_TEMP_SECONDS",
     "Health",
     "health",
 ]

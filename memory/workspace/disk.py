@@ -13,6 +13,7 @@ import errno
 import os
 import re
 import secrets
+import stat as stat_module
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -134,12 +135,15 @@ def write_atomic(path: Path, data: bytes, *, mode: int | None = None) -> None:
     fsync_dir(path.parent)
 
 
-def ensure_machinery_dir(directory: Path, *, mode: int = 0o777) -> None:
+def ensure_machinery_dir(directory: Path, *, mode: int | None = None) -> None:
     """A directory of the app's machinery (the lock pool, the derived state) with its
-    `.gitignore` (`*`: never in the owner's git), made with `mode` (less the umask). Only
-    writers call this."""
+    `.gitignore` (`*`: never in the owner's git); with `mode`, the directory has exactly
+    that mode (the derived state's 0700: what it says of the memory is nobody else's).
+    Only writers call this."""
     if not directory.is_dir():
-        directory.mkdir(mode=mode, parents=True, exist_ok=True)
+        directory.mkdir(parents=True, exist_ok=True)
+    if mode is not None and stat_module.S_IMODE(os.lstat(directory).st_mode) != mode:
+        os.chmod(directory, mode)
     ignore = directory / ".gitignore"
     if not ignore.exists():
         try:

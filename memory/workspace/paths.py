@@ -3,7 +3,8 @@
 A path is workspace-relative POSIX text ("users/owner/USER.md"). `resolve` turns it into
 the file on disk or refuses it (PathRefused, nothing read or written): absolute paths,
 `..`, NUL, compatibility characters, names over 255 bytes, anything whose real location is
-not below the root, and any path through a symbolic link below the root. A name is one
+not below the root, any path through a symbolic link below the root, and a file that is a
+hard link or not a regular file (a FIFO is never opened). A name is one
 name whatever its Unicode spelling: macOS writes `sách.md` decomposed (NFD), a client
 sends it composed (NFC); both find the file that is there, and a new file is created
 composed.
@@ -12,6 +13,7 @@ composed.
 from __future__ import annotations
 
 import os
+import stat as stat_module
 import unicodedata
 from pathlib import Path
 
@@ -23,6 +25,10 @@ from memory.errors import PathRefused
 LOCK_DIR = ".memory-locks"  # the lock pool (memory.workspace.locks)
 CHANGES_DIR = ".memory-changes"  # the change log (memory.workspace.changes)
 STATE_DIR = ".memory-state"  # derived state (the facts index's, the wiki's change lists)
+# What the derived state says of the memory (which facts, which pages changed) is the
+# owner's alone: its folder is 0700 and its files 0600, whatever the umask.
+STATE_DIR_MODE = 0o700
+STATE_FILE_MODE = 0o600
 MAX_NAME_BYTES = 255  # one path component, as every Linux file system allows
 MAX_PATH_BYTES = 3000  # the whole relative path (PATH_MAX is 4096 with the root)
 
@@ -116,7 +122,9 @@ def resolve(rel: str) -> Path:
     `．`), names over 255 bytes, any path whose real location (symlinks followed) is not
     below the root, and any path that goes through a symbolic link below the root: a link
     inside one agent's dir must not become a way into another agent's files (the root
-    itself may be a link). The message names the link and where it points.
+    itself may be a link). The message names the link and where it points. An existing
+    file that is a hard link, a FIFO, a socket or a device is refused too
+    (`refuse_special`).
     """
     composed = check_relative(rel)
     base = root()
@@ -135,7 +143,34 @@ def resolve(rel: str) -> Path:
         raise PathRefused(f"Path leaves the workspace: {rel!r}.")
     if real != candidate:
         raise PathRefused(f"Path goes through a symbolic link: {rel!r}.")
+    refuse_special(candidate, rel)
     return candidate
+
+
+def refuse_special(path: Path, rel: str) -> None:
+    """PathRefused when `path` exists and is neither a directory nor a regular file of
+    one name: a FIFO (opening it would wait for a writer), a socket or a device; or a
+    hard link (a file with more than one name, `st_nlink` > 1) — like a symbolic link it
+    could be another agent's file under this agent's name, read or appended to through
+    it, and nothing tells where its other name is."""
+    try:
+        st = os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    if stat_module.S_ISDIR(st.st_mode):
+        return
+    if not stat_module.S_ISREG(st.st_mode):
+        raise PathRefused(f"{rel} is not a regular file (a pipe, socket or device): not read.")
+    if st.st_nlink > 1:
+        raise PathRefused(
+            f"{rel} is a hard link ({st.st_nlink} names for one file); like symbolic links, "
+            "hard links inside the workspace are not followed. Copy the file instead."
+        )
+
+
+def is_single_file(st: os.stat_result) -> bool:
+    """A regular file with one name: what the scans list and the readers open."""
+    return stat_module.S_ISREG(st.st_mode) and st.st_nlink == 1
 
 
 def composed_name(name: str) -> str:

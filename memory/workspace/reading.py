@@ -5,35 +5,45 @@ error; bytes that are not UTF-8 read as U+FFFD (memory.workspace.style).
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import os
-import stat as stat_module
 from pathlib import Path
 
 from memory.errors import PathRefused
 from memory.workspace.extra import is_extra_path, read_extra_keyed
 from memory.workspace.locks import locked
-from memory.workspace.paths import check_relative, resolve, root, spelled_on_disk
+from memory.workspace.paths import (
+    check_relative,
+    is_single_file,
+    resolve,
+    root,
+    spelled_on_disk,
+)
 from memory.workspace.scans import Stamp
 from memory.workspace.style import ABSENT, FileText, decode, decode_file
 
 
-def _read_path(path: Path) -> bytes | None:
-    """The bytes of a regular file; None when it is missing or not a regular file — a FIFO
-    or a device planted where a note or derived state should be is never waited on
-    (O_NONBLOCK, then its type checked before any read)."""
+def _open_single(path: Path) -> int | None:
+    """A descriptor of the regular, single-named file at `path` (never following a
+    symbolic link, never waiting on a FIFO: O_NONBLOCK, then the type checked on the open
+    file), or None when it is missing or is not such a file."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return None
-    except OSError as exc:
-        if exc.errno == errno.ENXIO:  # a socket or FIFO with nobody on the other end
-            return None
-        raise
+    except OSError:  # ELOOP: a symbolic link (resolve refused it; it changed since)
+        return None
+    if not is_single_file(os.fstat(fd)):
+        os.close(fd)
+        return None
+    return fd
+
+
+def _read_path(path: Path) -> bytes | None:
+    fd = _open_single(path)
+    if fd is None:
+        return None
     with open(fd, "rb") as handle:
-        if not stat_module.S_ISREG(os.fstat(fd).st_mode):
-            return None
         return handle.read()
 
 
@@ -73,13 +83,12 @@ def read_with_hash(rel: str) -> tuple[str | None, str]:
 
 def read_bytes_from(rel: str, offset: int) -> bytes | None:
     """The bytes of a file from `offset` on (None when missing)."""
-    path = resolve(rel)
-    try:
-        with open(path, "rb") as handle:
-            handle.seek(offset)
-            return handle.read()
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+    fd = _open_single(resolve(rel))
+    if fd is None:
         return None
+    with open(fd, "rb") as handle:
+        handle.seek(offset)
+        return handle.read()
 
 
 def file_hash(rel: str) -> str:
@@ -136,7 +145,7 @@ def read_keyed_many(rels: list[str]) -> dict[str, tuple[str, Stamp] | None]:
 
 
 def _read_below(base: Path, parts: list[str]) -> tuple[str, Stamp] | None:
-    flags = os.O_RDONLY | os.O_NOFOLLOW
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
     try:
         fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY)
     except OSError:
@@ -154,7 +163,7 @@ def _read_below(base: Path, parts: list[str]) -> tuple[str, Stamp] | None:
     finally:
         os.close(fd)
     st = os.fstat(file_fd)
-    if not stat_module.S_ISREG(st.st_mode):
+    if not is_single_file(st):
         os.close(file_fd)
         return None
     with open(file_fd, "rb") as handle:

@@ -15,7 +15,14 @@ from pathlib import Path
 from typing import NamedTuple
 
 from memory.errors import PathRefused
-from memory.workspace.paths import LOCK_DIR, check_relative, composed_name, resolve, root
+from memory.workspace.paths import (
+    LOCK_DIR,
+    check_relative,
+    composed_name,
+    is_single_file,
+    resolve,
+    root,
+)
 from memory.workspace.style import decode
 
 
@@ -71,10 +78,10 @@ def list_files(rel_dir: str, *, suffix: str = ".md", recursive: bool = False) ->
             if os.path.islink(full):
                 continue
             try:
-                st = os.stat(full)
+                st = os.lstat(full)
             except FileNotFoundError:
                 continue
-            if not os.path.isfile(full):
+            if not is_single_file(st):  # a FIFO, a device, a hard link
                 continue
             rel = composed_name(Path(full).relative_to(root()).as_posix())
             found.append(FileInfo(rel, st.st_size, st.st_mtime))
@@ -123,7 +130,7 @@ def file_infos(rel_dir: str, names: list[str]) -> list[FileInfo]:
                 st = os.stat(name, dir_fd=fd, follow_symlinks=False)
             except (FileNotFoundError, NotADirectoryError):
                 continue
-            if stat_module.S_ISREG(st.st_mode):
+            if is_single_file(st):
                 found.append(FileInfo(prefix + name, st.st_size, st.st_mtime))
     finally:
         os.close(fd)
@@ -220,7 +227,7 @@ def scan_tree(base: str, prefix: str, *, suffix: str, recursive: bool) -> list[S
                         st = os.stat(name, dir_fd=fd, follow_symlinks=False)
                     except FileNotFoundError:
                         continue
-                    if not is_regular(st.st_mode):
+                    if not is_regular(st.st_mode) or st.st_nlink != 1:  # a hard link
                         continue
                     found.append(
                         make(
@@ -248,7 +255,7 @@ def scan_one(rel: str) -> ScannedFile | None:
         st = os.lstat(path)
     except (FileNotFoundError, NotADirectoryError):
         return None
-    if not stat_module.S_ISREG(st.st_mode):
+    if not is_single_file(st):
         return None
     return ScannedFile(rel, str(path), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
@@ -258,10 +265,13 @@ def read_scanned(scanned: ScannedFile) -> str | None:
     gone or has become a symlink since (O_NOFOLLOW: the scan's guarantee that nothing
     leads out still holds)."""
     try:
-        fd = os.open(scanned.abspath, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = os.open(scanned.abspath, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return None
     except OSError:  # ELOOP: replaced by a symlink
+        return None
+    if not is_single_file(os.fstat(fd)):  # replaced by a FIFO or a hard link since
+        os.close(fd)
         return None
     # os.read rather than a buffered open: a vault load or a search reads thousands of
     # files. One read of the size the scan saw, plus a byte: fewer bytes means the end of

@@ -14,30 +14,34 @@ from typing import NamedTuple
 
 from memory.workspace.disk import TEMP_RE, ensure_machinery_dir, storage
 from memory.workspace.locks import FILE_STRIPES, GUARD_STRIPES, lock_dir, stripe_name
-from memory.workspace.paths import LOCK_DIR, STATE_DIR, root
+from memory.workspace.paths import LOCK_DIR, STATE_DIR, STATE_DIR_MODE, STATE_FILE_MODE, root
 
 logger = logging.getLogger(__name__)
 
-# A temp file of a write is renamed over its target within milliseconds; one older than
-# this was left by a write that was killed, and start-up removes it.
-STALE_TEMP_SECONDS = 600
+# A temp file of a write is renamed over its target once written and fsynced: within
+# milliseconds, seconds for tens of megabytes on a slow network volume. One older than two
+# minutes was left by a write that was killed: the kernel itself calls a write stalled
+# that long hung (`hung_task_timeout_secs`, 120 s), and two minutes also cover the clock
+# drift between hosts that write to one volume. Start-up and the worker's supervisor every
+# five minutes (memory.maintenance) remove them.
+STALE_TEMP_SECONDS = 120
 
 
 def prepare() -> None:
     """Make the workspace ready for writers (called at start-up by memory_init): the lock
     pool's directory with its `.gitignore` and every stripe, so readers always find the
     stripe they share; lock files of older versions (one per path) are removed; the
-    derived-state directory with its `.gitignore`. Raises DiskFull / WorkspaceReadOnly when
-    the workspace cannot be written."""
+    derived-state directory with its `.gitignore`, 0700, its files 0600. Raises DiskFull /
+    WorkspaceReadOnly when the workspace cannot be written."""
     directory = lock_dir()
     wanted = {stripe_name("f", n) for n in range(FILE_STRIPES)}
     wanted |= {stripe_name("g", n) for n in range(GUARD_STRIPES)}
     with storage(STATE_DIR):
-        # Derived state holds words of every agent's files: this user's only (0700).
         state = root() / STATE_DIR
-        ensure_machinery_dir(state, mode=0o700)
-        if os.stat(state).st_mode & 0o077:
-            os.chmod(state, 0o700)
+        ensure_machinery_dir(state, mode=STATE_DIR_MODE)
+        for entry in os.scandir(state):  # files an older version left 0644
+            if entry.is_file(follow_symlinks=False) and entry.name != ".gitignore":
+                os.chmod(entry.path, STATE_FILE_MODE)
     with storage(LOCK_DIR):
         ensure_machinery_dir(directory)
         present = set(os.listdir(directory))

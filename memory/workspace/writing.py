@@ -15,10 +15,16 @@ import os
 from pathlib import Path
 
 from memory.errors import Conflict
-from memory.workspace.disk import fsync_dir, storage, temp_beside, write_atomic
+from memory.workspace.disk import (
+    ensure_machinery_dir,
+    fsync_dir,
+    storage,
+    temp_beside,
+    write_atomic,
+)
 from memory.workspace.hooks import Fingerprint, fingerprint, listening, notify
 from memory.workspace.locks import locked
-from memory.workspace.paths import resolve
+from memory.workspace.paths import STATE_DIR, STATE_DIR_MODE, STATE_FILE_MODE, resolve, root
 from memory.workspace.reading import file_hash, read_bytes_from
 from memory.workspace.style import BOM, encode, encoded, hash_text, normalised, style_at, style_of
 
@@ -176,12 +182,15 @@ def write_unsynced(rel: str, text: str) -> None:
     only for derived state that its readers check and can rebuild — after a crash it may
     hold an older text (or, on some filesystems, be empty), never a mix. The facts
     index's state and the wiki's list of changes are written so. Neither the change log
-    nor the hooks hear of it: derived state is not memory. It is this user's only: the
-    file 0600, a folder it makes 0700."""
+    nor the hooks hear of it: derived state is not memory. Under the derived state's folder it is
+    this user's only: the file 0600, a folder it makes 0700."""
     path = resolve(rel)
+    private = rel.startswith(f"{STATE_DIR}/")
     with locked(rel), storage(rel):
-        _private_dirs(path.parent)
-        fd, tmp = temp_beside(path, mode=0o600)
+        if private:  # the derived state: folders of 0700, files of 0600
+            ensure_machinery_dir(root() / STATE_DIR, mode=STATE_DIR_MODE)
+            _private_dirs(path.parent)
+        fd, tmp = temp_beside(path, mode=STATE_FILE_MODE if private else None)
         try:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(text.encode("utf-8"))

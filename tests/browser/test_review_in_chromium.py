@@ -7,7 +7,7 @@ import pytest
 
 from memory import notes
 from memory.agents import default_agent, ensure_agent_dirs
-from memory.writes import add_memory_lines_or_propose
+from memory.writes import add_memory_lines_or_propose, write_memory_or_propose
 from proposals import actions
 from proposals.actions import BaseKind, register_kind
 from proposals.models import Proposal
@@ -33,7 +33,12 @@ def test_history_lists_versions_and_restores_one(tab, owner, workspace, screensh
     assert "v3" in rows.nth(0).inner_text()
     shot(tab, screenshots, "19-history")
 
-    rows.nth(1).locator("button:has-text('Restore')").click()
+    assert rows.nth(0).locator("a:has-text('Restore')").count() == 0  # the current text
+    rows.nth(1).locator("a:has-text('Restore')").click()
+    # Asked first, with what it will change.
+    assert "Restore version 2?" in tab.inner_text("h1")
+    assert "- Lan thích trà" in tab.inner_text(".diff")
+    tab.click("button:has-text('Restore version 2')")
     tab.wait_for_selector(".message.success")
     assert "restored as version 4" in tab.inner_text(".message.success")
     assert (workspace / "MEMORY.md").read_text() == "- Lan thích trà\n"
@@ -94,17 +99,27 @@ def test_bulk_approval_reports_each_refusal(tab, owner, workspace, screenshots):
     ensure_agent_dirs(master)
     _, one = add_memory_lines_or_propose(master, ["Lan chạy bộ lúc 6 giờ"], source="job:a")
     _, two = add_memory_lines_or_propose(master, ["Lan bơi chủ nhật"], source="job:b")
-    _, three = add_memory_lines_or_propose(master, ["Lan đọc sách"], source="job:c")
+    three = write_memory_or_propose(master, "Lan đọc sách\n", source="job:c")
+    _, four = add_memory_lines_or_propose(master, ["Lan học vẽ"], source="job:d")
+    actions.reject(four, by="lan")
     sign_in(tab)
     assert "3 proposals wait for you." in tab.inner_text("#pending-banner")
     tab.goto("/manage/memory/proposals/")
     shot(tab, screenshots, "21-bulk-queue")
     for proposal in (one, two):
         tab.check(f"input[name=ids][value='{proposal.pk}']")
+    tab.evaluate(
+        f"""() => {{ const box = document.createElement('input'); box.type = 'hidden';
+        box.name = 'ids'; box.value = '{four.pk}'; box.setAttribute('form', 'bulk-form');
+        document.body.appendChild(box); }}"""
+    )
     tab.click("button:has-text('Approve selected')")
     tab.wait_for_selector(".message.success")
-    # The first applies; the second was based on the text the first changed: superseded.
-    assert f"1 proposal approved: #{one.pk}." in tab.inner_text(".messages")
-    assert f"#{two.pk} not decided" in tab.inner_text(".messages")
+    # Lines stack: both apply, each to the file as the one before left it; the rewrite,
+    # based on the text they changed, is superseded and named; the decided one is refused.
+    messages = tab.inner_text(".messages")
+    assert f"2 proposals approved: #{one.pk}, #{two.pk}." in messages
+    assert f"Superseded: #{three.pk}" in messages
+    assert f"#{four.pk} not decided" in messages
     assert Proposal.objects.get(pk=three.pk).status == "superseded"
-    assert (workspace / "MEMORY.md").read_text() == "Lan chạy bộ lúc 6 giờ\n"
+    assert (workspace / "MEMORY.md").read_text() == "Lan chạy bộ lúc 6 giờ\nLan bơi chủ nhật\n"

@@ -420,3 +420,22 @@ def test_the_wiki_compile_follows_and_its_failure_does_no_harm(helper_agent, fak
     assert run.status == "succeeded"
     assert Proposal.objects.get(kind="memory_rewrite").status == "pending"
     assert workspace.read(path) == OLD
+
+
+def test_an_added_line_names_the_heading_it_stands_under_in_the_rewrite():
+    from memory.jobs.consolidate import parse_rewrite, reason_texts
+
+    rewrite = parse_rewrite(
+        {
+            "memory": "# MEMORY.md\n\n## Lịch\n\n- Bơi thứ Bảy. (2026-01-05)\n",
+            "reasons": [
+                {"line": "- Bơi thứ Bảy. (2026-01-05)", "action": "add", "why": "new",
+                 "heading": "Công việc"},
+                {"line": "- not in the text", "action": "add", "why": "?", "heading": "X"},
+            ],
+        }
+    )  # fmt: skip
+
+    assert rewrite.reasons[0]["heading"] == "Lịch"  # where the text puts it, not the claim
+    assert "heading" not in rewrite.reasons[1]
+    assert reason_texts(rewrite)[0] == "add: - Bơi thứ Bảy. (2026-01-05) — new"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import time
 
 import httpx
 import pytest
@@ -193,16 +194,42 @@ def test_agent_b_reaches_only_b(home, master, http_server):
 
 @pytest.mark.parametrize(
     "authorization, status",
-    [(None, 401), ("Bearer nope", 401), ("Token nope", 401), ("Bearer a b", 401)],
+    [
+        (None, 401),
+        ("Bearer nope", 401),
+        ("Token nope", 401),
+        ("Bearer a b", 401),
+        ("Bearer ${MEMORY_AGENT_TOKEN}", 401),  # OpenClaw's probe with the variable unset
+    ],
 )
 def test_no_or_a_bad_token_is_401(http_server, master, authorization, status):
+    """SPEC §16: the 401's JSON and its challenge name the fix (OpenClaw's probe printed a
+    bare 401; Claude Code shows only the header)."""
     headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
     if authorization:
         headers["Authorization"] = authorization
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     response = httpx.post(f"{http_server}/mcp", json=body, headers=headers)
     assert response.status_code == status
-    assert response.headers["www-authenticate"].startswith("Bearer")
+    challenge = response.headers["www-authenticate"]
+    assert challenge.startswith('Bearer realm="agent-memory", error="invalid_token"')
+    assert "memory_token agent <id>" in challenge and "MEMORY_AGENT_TOKEN" in challenge
+    answer = response.json()
+    assert answer["error"] == "invalid_token"
+    assert "Send Authorization: Bearer <agent token>" in answer["error_description"]
+    if "${" in (authorization or ""):
+        assert "its variable was not filled in" in answer["error_description"]
+
+
+def test_oauth_discovery_is_json_404_on_the_served_app(http_server, master):
+    for url in (
+        "/.well-known/oauth-protected-resource/mcp",
+        "/.well-known/oauth-authorization-server",
+    ):
+        response = httpx.get(f"{http_server}{url}")
+        assert response.status_code == 404 and response.json()["code"] == "no_oauth"
+    registered = httpx.post(f"{http_server}/register", json={"client_name": "x"})
+    assert registered.status_code == 404 and registered.json()["code"] == "no_oauth"
 
 
 def test_an_owner_token_is_403_and_a_bad_source_header_422(http_server, master, alice):
@@ -221,3 +248,40 @@ def test_an_owner_token_is_403_and_a_bad_source_header_422(http_server, master, 
 def test_the_rest_of_the_site_is_served_on_the_same_port(http_server, master):
     assert httpx.get(f"{http_server}/api/stats").status_code in (401, 403)
     assert httpx.get(f"{http_server}/manage/memory/", follow_redirects=False).status_code == 302
+
+
+def test_open_streams_per_token_are_capped(http_server, master, helper_agent):
+    """SPEC §16: GET /mcp streams stay open until the client leaves; they were unbounded in
+    number. A token holds at most MEMORY_MCP_STREAMS_PER_TOKEN (4) at once; another
+    token, and tool calls, are not held back."""
+    import contextlib
+
+    key = agent_key(master)
+    headers = {"Authorization": f"Bearer {key}", "Accept": "text/event-stream"}
+    with httpx.Client(timeout=10) as client, contextlib.ExitStack() as held:
+        for _ in range(4):
+            stream = held.enter_context(client.stream("GET", f"{http_server}/mcp", headers=headers))
+            assert stream.status_code == 200
+        refused = client.get(f"{http_server}/mcp", headers=headers)
+        assert refused.status_code == 429
+        assert refused.json()["error"] == "too_many_streams"
+        other = {**headers, "Authorization": f"Bearer {agent_key(helper_agent)}"}
+        with client.stream("GET", f"{http_server}/mcp", headers=other) as allowed:
+            assert allowed.status_code == 200
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+        post = client.post(
+            f"{http_server}/mcp",
+            json=body,
+            headers={**headers, "Accept": "application/json, text/event-stream",
+                     "MCP-Protocol-Version": "2025-06-18"},
+        )  # fmt: skip
+        assert post.status_code != 429
+    # Streams the client closed are given back.
+    with httpx.Client(timeout=10) as client:
+        deadline = time.monotonic() + 10
+        while True:
+            with client.stream("GET", f"{http_server}/mcp", headers=headers) as again:
+                if again.status_code == 200 or time.monotonic() > deadline:
+                    break
+            time.sleep(0.2)
+        assert again.status_code == 200

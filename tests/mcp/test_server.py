@@ -67,3 +67,23 @@ def test_a_lone_surrogate_is_an_error_and_writes_nothing(workspace, master):
     mcp = call_tool_now(Caller(agent_id="master"), "user_memory_save", fact)
     assert mcp.is_error and "lone surrogate" in mcp.content[0].text
     assert not (workspace / "users/owner/facts/bad.md").exists()
+
+
+@pytest.mark.parametrize(
+    "name, arguments",
+    [
+        ("memory_save", {"text": "a\x00b"}),
+        ("memory_context", {"conversation": "tg-1", "turn": "t\x00"}),
+        ("user_memory_save", {"name": "n", "description": "d\x00", "type": "preference",
+                              "body": "b"}),
+        ("memory_get", {"path": "MEMORY.md", "from_line": 2**63}),
+    ],
+)  # fmt: skip
+def test_nul_and_numbers_past_64_bits_are_errors_over_mcp(workspace, master, name, arguments):
+    """SPEC §17 over MCP: a NUL went through the tools to today's note (and on PostgreSQL
+    broke the context); the same check as REST, in the tool dispatcher."""
+    before = snapshot(workspace)
+    result = call_tool_now(Caller(agent_id="master"), name, arguments)
+    assert result.is_error
+    assert "NUL character" in result.content[0].text or "out of range" in result.content[0].text
+    assert snapshot(workspace) == before

@@ -285,3 +285,16 @@ def test_start_up_completes_on_a_read_only_workspace(disk, capsys):
         # The lock pool exists already (made before the remount): nothing to say there;
         # every agent dir exists too, so start-up had nothing to create.
         assert "Traceback" not in err
+
+
+def test_creating_an_agent_on_a_read_only_workspace_is_503_and_makes_no_row(disk, owner_client):
+    """SPEC §12, §17: it answered 201 with no directory, and the agent could not be used."""
+    disk.read_only()
+    before = _files(disk.home)
+    response = owner_client.post("/api/agents", {"id": "scout", "name": "Scout"}, format="json")
+    assert response.status_code == 503, (disk.method, response.content)
+    assert response.json()["code"] == "read_only"
+    assert owner_client.get("/api/agents/scout").status_code == 404
+    listed = {agent["id"] for agent in owner_client.get("/api/agents").json()["results"]}
+    assert listed == {"helper", "master"}
+    assert _files(disk.home) == before

@@ -140,3 +140,41 @@ def test_it_refuses_bad_lines(helper_agent, workspace, lines):
 def test_memory_with_lines_is_pure():
     assert notes.memory_with_lines("", ["- a"]) == "- a\n"
     assert notes.memory_with_lines("- x\n", ["- a", "- b"]) == "- x\n- a\n- b\n"
+
+
+# --- lines placed under their heading (SPEC §5) --------------------------------------------
+
+SECTIONS = "# MEMORY.md\n\n## Lịch\n\n- Chạy bộ thứ Ba.\n\n## Công việc\n\n- Báo cáo.\n"
+
+
+def test_lines_go_at_the_end_of_their_heading_s_section():
+    assert notes.memory_with_lines(SECTIONS, ["- Bơi thứ Bảy."], heading="lich") == (
+        "# MEMORY.md\n\n## Lịch\n\n- Chạy bộ thứ Ba.\n- Bơi thứ Bảy.\n\n"
+        "## Công việc\n\n- Báo cáo.\n"
+    )
+    assert notes.memory_with_lines(SECTIONS, ["- Gửi thứ Năm."], heading="## CÔNG VIỆC") == (
+        SECTIONS + "- Gửi thứ Năm.\n"
+    )
+
+
+def test_a_missing_heading_is_added_at_the_end():
+    assert notes.memory_with_lines(SECTIONS, ["- 128/82"], heading="Sức khỏe") == (
+        SECTIONS + "\n## Sức khỏe\n\n- 128/82\n"
+    )
+    assert notes.memory_with_lines("", ["- x"], heading="Notes") == "## Notes\n\n- x\n"
+
+
+def test_a_section_ends_at_the_next_heading_of_its_level_not_at_a_subheading():
+    text = "## Lịch\n\n### Sáng\n\n- chạy\n\n## Việc\n"
+    assert notes.memory_with_lines(text, ["- bơi"], heading="Lịch") == (
+        "## Lịch\n\n### Sáng\n\n- chạy\n- bơi\n\n## Việc\n"
+    )
+    assert notes.memory_with_lines("# A\n## Empty\n## B\n", ["- y"], heading="empty") == (
+        "# A\n## Empty\n- y\n## B\n"
+    )
+
+
+@pytest.mark.parametrize("heading", [5, "two\nlines", "x" * 201])
+def test_a_bad_heading_is_refused(heading):
+    with pytest.raises(InvalidInput):
+        notes.memory_with_lines(SECTIONS, ["- x"], heading=heading)

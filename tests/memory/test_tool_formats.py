@@ -44,6 +44,12 @@ def test_strict_only_where_the_schema_allows_it(master_client):
     text = strict["memory_save"]["parameters"]["properties"]["text"]
     assert "maxLength" not in text and "minLength" not in text
     assert strict["user_memory_save"]["strict"] is True
+    # An optional argument that may be null is required and nullable in the strict export.
+    saved = strict["user_memory_save"]["parameters"]
+    assert "reason" in saved["required"] and saved["properties"]["reason"]["type"] == [
+        "string",
+        "null",
+    ]
     # Optional arguments → not strict, schema as it is.
     assert strict["memory_get"]["strict"] is False
     assert strict["memory_search"]["strict"] is False

@@ -174,3 +174,13 @@ def test_a_lone_surrogate_is_an_error_string_for_a_tool_loop(workspace, master):
     assert "lone surrogate" in saved
     assert not (workspace / "users/owner/facts/bad.md").exists()
     assert not (workspace / "memory").exists() or not list((workspace / "memory").iterdir())
+
+
+@pytest.mark.parametrize("name", ["user_memory_save", "user_memory_forget", "memory_save"])
+def test_a_write_tool_s_description_fits_1024_characters_and_asks_for_a_reason(name):
+    from memory.tools import PROMPTS_DIR
+
+    text = (PROMPTS_DIR / f"{name}.md").read_text(encoding="utf-8")
+    assert len(text) <= 1024
+    if name != "memory_save":  # written at once, never a proposal: no reason to give
+        assert "`reason`" in text

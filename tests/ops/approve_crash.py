@@ -3,7 +3,8 @@ with SIGKILL (run by test_approval_crash).
 
 usage: python approve_crash.py <db name> <proposal id> <point>
 
-<point> is `after-write` (every file written, the transaction not committed) or
+<point> is `after-write` (every file written, the transaction not committed),
+`after-commit` (committed, before the kind's after_write: a fact's INDEX.md line) or
 `mid-batch` (the first file of a batch written, the others not). At that point it prints
 `written` and sleeps until it is killed; it never reaches the commit.
 """
@@ -49,6 +50,13 @@ if point == "after-write":
         stop_here()
 
     actions._write_texts = write_then_stop
+elif point == "after-commit":
+    # Committed (the row approved, the files written), before what follows the write
+    # (a fact's INDEX.md line) ran.
+    def stop_before_after_write(proposal):
+        stop_here()
+
+    actions._after_write = stop_before_after_write
 elif point == "mid-batch":
     real_write = workspace.write
 

@@ -98,17 +98,44 @@ def test_rejecting_a_change_already_on_disk_is_refused(memory_proposal, helper_a
     assert memory_proposal.status == "pending"  # history does not say "not applied"
 
 
-def test_a_file_changed_after_the_crash_still_supersedes(memory_proposal, helper_agent):
+def test_lines_written_by_a_killed_approval_are_recorded_not_added_twice(
+    memory_proposal, helper_agent
+):
+    """Lines for MEMORY.md apply to the file as it is (SPEC §7): a file changed after the
+    crash does not strand them, and the retry finds them on disk instead of adding them
+    again."""
     path = helper_agent.path("MEMORY.md")
     crash_while_approving(memory_proposal, "after-write")
     hand_edit = workspace.read(path) + "- viết tay sau đó\n"
     workspace.write(path, hand_edit)
 
-    with pytest.raises(actions.Conflict):
-        actions.approve(memory_proposal, by="alice")
+    actions.approve(memory_proposal, by="alice")
 
     memory_proposal.refresh_from_db()
-    assert memory_proposal.status == "superseded"
+    assert memory_proposal.status == "approved"
+    assert workspace.read(path) == hand_edit
+    assert hand_edit.count("Thích trà sen") == 1
+    actions.undo(memory_proposal, by="alice")
+    assert workspace.read(path) == OLD + "- viết tay sau đó\n"
+
+
+def test_a_replacing_proposal_whose_file_changed_after_the_crash_still_supersedes(
+    helper_agent,
+):
+    path = helper_agent.path("MEMORY.md")
+    workspace.write(path, OLD)
+    proposal = actions.propose(
+        "memory_rewrite", agent=helper_agent, target="MEMORY.md", payload={"memory": "mới\n"}
+    )
+    crash_while_approving(proposal, "after-write")
+    hand_edit = workspace.read(path) + "- viết tay sau đó\n"
+    workspace.write(path, hand_edit)
+
+    with pytest.raises(actions.Conflict):
+        actions.approve(proposal, by="alice")
+
+    proposal.refresh_from_db()
+    assert proposal.status == "superseded"
     assert workspace.read(path) == hand_edit
 
 
@@ -134,3 +161,32 @@ def test_a_batch_cut_after_its_first_file_is_completed_by_the_retry():
     assert (workspace.read("notes/a.md"), workspace.read("notes/b.md")) == ("a after\n", "b new\n")
     actions.undo(proposal, by="alice")
     assert (workspace.read("notes/a.md"), workspace.read("notes/b.md")) == ("a before\n", None)
+
+
+@pytest.mark.parametrize("point", ["after-write", "after-commit"])
+def test_index_md_agrees_with_the_facts_after_a_kill_at_any_point(
+    point, master, owner_client, workspace
+):
+    """SPEC §2, §7: an approval killed just after its commit left the fact out of INDEX.md
+    until a later fact write (4 of 18 kills). Every reader sees the fact's line at once;
+    the worker's upkeep writes it."""
+    from memory import facts, maintenance, writes
+
+    facts.save_fact(
+        "coffee", description="black", type="preference", body="", written_by="owner", source="web"
+    )
+    _, proposal = writes.save_fact_or_propose(
+        "tea", description="green tea, no sugar", type="preference", body="Sencha.",
+        source="job:nightly", written_by="master",
+    )  # fmt: skip
+    crash_while_approving(proposal, point)
+    assert (workspace / facts.fact_path("tea")).exists()  # the fact is on disk
+
+    line = "- [tea](tea.md) (preference) — green tea, no sugar"
+    assert line in owner_client.get("/api/memory/user").json()["index"]
+    context = owner_client.get("/api/agents/master/memory/context").json()["system"]
+    assert line in context
+    assert maintenance.upkeep().index_healed
+    on_disk = (workspace / facts.INDEX_PATH).read_text(encoding="utf-8")
+    assert line in on_disk and "[coffee](coffee.md)" in on_disk
+    assert not maintenance.upkeep().index_healed  # agrees now: nothing more to write

@@ -3,7 +3,11 @@ consolidate now (SPEC §7, §8, §15)."""
 
 from memory import facts, notes
 from memory.models import Run
-from memory.writes import add_memory_lines_or_propose, save_fact_or_propose
+from memory.writes import (
+    add_memory_lines_or_propose,
+    save_fact_or_propose,
+    write_memory_or_propose,
+)
 from proposals.models import Proposal
 
 
@@ -87,7 +91,7 @@ def test_it_shows_409_messages_for_a_second_decision_or_undo(pages, master, work
 
 def test_it_marks_a_stale_proposal_superseded_and_says_so(pages, master, workspace):
     notes.write_memory(master, "- a\n")
-    _, proposal = add_memory_lines_or_propose(master, ["b"], source="job:nightly")
+    proposal = write_memory_or_propose(master, "- a\nb\n", source="job:nightly")
     notes.write_memory(master, "- a hand edit\n")
     html = text_of(pages.post(f"/manage/memory/proposals/{proposal.pk}/approve/", follow=True))
     assert (
@@ -101,7 +105,7 @@ def test_it_marks_a_stale_proposal_superseded_and_says_so(pages, master, workspa
 
 def test_it_refuses_an_undo_after_a_later_change(pages, master, workspace):
     notes.write_memory(master, "- a\n")
-    _, proposal = add_memory_lines_or_propose(master, ["b"], source="job:nightly")
+    proposal = write_memory_or_propose(master, "- a\nb\n", source="job:nightly")
     pages.post(f"/manage/memory/proposals/{proposal.pk}/approve/")
     assert (workspace / "MEMORY.md").read_text() == "- a\nb\n"
     notes.write_memory(master, "- a\nb\n- later\n")
@@ -110,7 +114,20 @@ def test_it_refuses_an_undo_after_a_later_change(pages, master, workspace):
         f"Conflict: Cannot undo proposal {proposal.pk}: MEMORY.md changed since it was applied."
         in html
     )
+    # What to do instead: restore a version from the file's history, linked.
+    assert "restore an earlier version from the history" in html
+    assert '<a href="/manage/memory/history/?path=MEMORY.md">MEMORY.md</a>' in html
     assert (workspace / "MEMORY.md").read_text() == "- a\nb\n- later\n"
+
+
+def test_undoing_lines_after_a_later_change_takes_out_only_those_lines(pages, master, workspace):
+    notes.write_memory(master, "- a\n")
+    _, proposal = add_memory_lines_or_propose(master, ["b"], source="job:nightly")
+    pages.post(f"/manage/memory/proposals/{proposal.pk}/approve/")
+    notes.write_memory(master, "- a\nb\n- later\n")
+    html = text_of(pages.post(f"/manage/memory/proposals/{proposal.pk}/undo/", follow=True))
+    assert f"Proposal {proposal.pk} undone." in html
+    assert (workspace / "MEMORY.md").read_text() == "- a\n- later\n"
 
 
 def test_it_rejects_a_proposal_and_writes_nothing(pages, master, workspace):
@@ -216,3 +233,41 @@ def test_a_wiki_batch_shows_one_diff_per_page_and_approves_as_one(pages, master,
     pages.post(f"/manage/memory/proposals/{batch.pk}/approve/")
     assert (workspace / "memory/wiki/entities/eco-retreat.md").exists()
     assert "thứ Năm" in (workspace / "memory/wiki/entities/minh.md").read_text()
+
+
+def test_a_stale_rewrite_is_reapplied_from_its_page_with_the_conflict_shown(
+    pages, master, workspace
+):
+    notes.write_memory(master, "- a\n- keep\n- Báo cáo thứ Sáu.\n")
+    proposal = write_memory_or_propose(
+        master, "- a (2026-01-05)\n- keep\n- Báo cáo thứ Bảy.\n", source="job:nightly"
+    )
+    notes.write_memory(master, "- a\n- keep\n- Báo cáo thứ Năm.\n")
+
+    card = text_of(pages.get(f"/manage/memory/proposals/{proposal.pk}/"))
+    shown = text_of(pages.get(f"/manage/memory/proposals/{proposal.pk}/reapply/"))
+    form = {"path-0": "MEMORY.md", "seen-0": "stale", "merged-0": "", "text-0": ""}
+    moved = pages.post(f"/manage/memory/proposals/{proposal.pk}/reapply/", form, follow=True)
+
+    assert "Re-apply on the current text…" in card
+    assert "1 change merged" in shown
+    assert "1 change conflicts with what changed since (left out)" in shown
+    assert '<span class="diff-added">+- Báo cáo thứ Bảy.\n</span>' in shown
+    assert '<span class="diff-same"> - Báo cáo thứ Năm.\n</span>' in shown
+    assert "changed again since you looked" in text_of(moved)
+    from memory import history
+
+    merged = "- a (2026-01-05)\n- keep\n- Báo cáo thứ Năm.\n"
+    form = {
+        "path-0": "MEMORY.md",
+        "seen-0": history.current_hash("MEMORY.md"),
+        "merged-0": merged,
+        "text-0": merged,
+    }
+    done = text_of(
+        pages.post(f"/manage/memory/proposals/{proposal.pk}/reapply/", form, follow=True)
+    )
+    assert f"Proposal {proposal.pk} approved, re-applied on the current text." in done
+    assert (workspace / "MEMORY.md").read_text() == merged
+    proposal.refresh_from_db()
+    assert proposal.status == "approved"

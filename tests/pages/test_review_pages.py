@@ -134,10 +134,13 @@ def test_history_version_restore_and_blame_pages(pages, master, workspace):
 
     from memory import workspace as ws
 
-    pages.post(f"/manage/memory/history/{first.pk}/restore/", {"base_hash": "stale"})
+    pages.post(
+        f"/manage/memory/history/{first.pk}/restore/", {"base_hash": "stale", "confirm": "1"}
+    )
     assert (workspace / "MEMORY.md").read_text() == "- second\n"
     pages.post(
-        f"/manage/memory/history/{first.pk}/restore/", {"base_hash": ws.bytes_hash("MEMORY.md")}
+        f"/manage/memory/history/{first.pk}/restore/",
+        {"base_hash": ws.bytes_hash("MEMORY.md"), "confirm": "1"},
     )
     assert (workspace / "MEMORY.md").read_text() == "- first\n"
     blame = html_of(pages.get("/manage/memory/blame/", {"path": "MEMORY.md"}))
@@ -158,3 +161,61 @@ def test_the_agent_screen_names_the_file_and_version_of_each_section(pages, mast
     assert f'href="/manage/memory/history/{version.pk}/">v1</a>' in html
     assert "no version recorded yet" in html  # USER.md, written by hand
     assert "MEMORY.md line by line" in html
+
+
+def test_restore_asks_first_and_is_never_offered_for_the_current_text(pages, master, workspace):
+    notes.write_memory(master, "- first\n")
+    notes.write_memory(master, "- second\n")
+    first = FileVersion.objects.get(path="MEMORY.md", seq=1)
+    second = FileVersion.objects.get(path="MEMORY.md", seq=2)
+
+    listing = html_of(pages.get("/manage/memory/history/", {"path": "MEMORY.md"}))
+    asked = html_of(pages.get(f"/manage/memory/history/{first.pk}/restore/"))
+    unconfirmed = pages.post(f"/manage/memory/history/{first.pk}/restore/", {"base_hash": "x"})
+    current = html_of(pages.get(f"/manage/memory/history/{second.pk}/"))
+    refused = html_of(pages.get(f"/manage/memory/history/{second.pk}/restore/", follow=True))
+
+    assert f'href="/manage/memory/history/{first.pk}/restore/"' in listing
+    assert f'href="/manage/memory/history/{second.pk}/restore/"' not in listing
+    assert "Restore version 1?" in asked
+    assert '<span class="diff-added">+- <mark>first</mark></span>' in asked
+    assert unconfirmed.status_code == 200  # the question again, nothing written
+    assert (workspace / "MEMORY.md").read_text() == "- second\n"
+    assert "The file holds this version's text now." in current
+    assert "Restore this version" not in current
+    assert "nothing to restore" in refused
+
+
+def test_any_two_versions_compare_and_blame_says_who_and_from_where(
+    pages, master, workspace, owner_client
+):
+    notes.write_memory(master, "- one\n")
+    owner_client.post("/api/agents/master/memory/lines", {"lines": ["- two"], "source": "chat"})
+    answer = owner_client.post(
+        "/api/agents/master/memory/lines", {"lines": ["- three"], "source": "job:nightly"}
+    )
+    owner_client.post(f"/api/memory/proposals/{answer.json()['proposal']['id']}", {"approve": True})
+    first, last = (FileVersion.objects.get(path="MEMORY.md", seq=n) for n in (1, 3))
+
+    page = html_of(pages.get("/manage/memory/history/compare/", {"from": first.pk, "to": last.pk}))
+    api = owner_client.get("/api/memory/history/compare", {"from": first.pk, "to": "current"})
+    blame = html_of(pages.get("/manage/memory/blame/", {"path": "MEMORY.md"}))
+
+    assert '<span class="diff-added">+- two</span>' in page
+    assert '<span class="diff-added">+- three</span>' in page
+    assert api.status_code == 200
+    assert api.json()["diff"] == [
+        {"op": "@", "text": "@@ -1,1 +1,3 @@"},
+        {"op": " ", "text": "- one"},
+        {"op": "+", "text": "- two"},
+        {"op": "+", "text": "- three"},
+    ]
+    assert '<td data-label="Who" class="who">owner alice</td>' in blame
+    assert '<td data-label="Who" class="who">job job:nightly</td>' in blame
+    assert "<code>chat</code>" in blame
+    rows = owner_client.get("/api/memory/blame", {"path": "MEMORY.md"}).json()["lines"]
+    assert [(row["who"], row["who_name"]) for row in rows] == [
+        ("app", ""),
+        ("owner", "alice"),
+        ("job", "job:nightly"),
+    ]

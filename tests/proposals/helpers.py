@@ -4,7 +4,7 @@ fact proposal."""
 from __future__ import annotations
 
 from memory import facts, workspace
-from memory.writes import save_fact_or_propose
+from memory.writes import save_fact_or_propose, write_memory_or_propose
 from proposals.models import Proposal
 
 FACT = "users/owner/facts/coffee.md"
@@ -36,3 +36,11 @@ def owner_fact() -> str:
         source="web",
     )
     return workspace.read(FACT)
+
+
+def rewrite_proposal(agent, body: str = "rewritten\n") -> Proposal:
+    """A job's `memory_rewrite` proposal of the agent's whole MEMORY.md: it replaces
+    content, so it is checked against its base (an append is not)."""
+    proposal = write_memory_or_propose(agent, body, source="job:1")
+    assert proposal is not None
+    return proposal

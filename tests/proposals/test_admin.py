@@ -12,7 +12,7 @@ from memory import workspace
 from memory.writes import add_memory_lines_or_propose
 from proposals import actions
 from proposals.actions import BaseKind, register_kind
-from tests.proposals.helpers import MEMORY, fact_proposal
+from tests.proposals.helpers import MEMORY, fact_proposal, rewrite_proposal
 
 
 @pytest.fixture
@@ -163,7 +163,7 @@ def test_it_shows_an_error_when_approving_a_decided_proposal(admin_client, helpe
 
 def test_it_shows_an_error_and_supersedes_on_a_stale_base(admin_client, helper_agent):
     workspace.write(MEMORY, "old\n")
-    proposal = _lines(helper_agent)
+    proposal = rewrite_proposal(helper_agent, "old\nnew line\n")
     workspace.write(MEMORY, "hand edit\n")
 
     response = admin_client.post(reverse("admin:proposals_proposal_approve", args=[proposal.pk]))

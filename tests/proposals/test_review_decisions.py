@@ -11,7 +11,7 @@ from django.utils import timezone
 from memory import notes, workspace
 from memory.errors import Conflict, Forbidden, InvalidInput
 from memory.jobs import review
-from memory.writes import add_memory_lines_or_propose, save_fact_or_propose
+from memory.writes import add_memory_lines_or_propose, save_fact_or_propose, write_memory_or_propose
 from proposals import actions, diff, rules
 from proposals.actions import BaseKind, register_kind
 from proposals.models import Proposal
@@ -137,7 +137,7 @@ def test_edit_then_approve_keeps_both_the_proposal_and_what_was_applied(helper_a
 
 
 def test_bulk_decisions_report_each_refusal_on_its_own(helper_agent, master, workspace):
-    _, first = add_memory_lines_or_propose(helper_agent, ["one"], source="job:b")
+    first = write_memory_or_propose(helper_agent, "one\n", source="job:b")
     _, second = add_memory_lines_or_propose(master, ["two"], source="job:b")
     _, third = save_fact_or_propose(
         "tea", description="d", type="preference", body="", source="job:b", written_by="master"
@@ -202,7 +202,7 @@ def test_the_same_ask_while_one_waits_is_that_one(helper_agent, workspace):
 
 def test_approving_one_of_two_on_a_file_supersedes_the_other_and_says_so(helper_agent, workspace):
     _, first = add_memory_lines_or_propose(helper_agent, ["one"], source="job:b")
-    _, second = add_memory_lines_or_propose(helper_agent, ["two"], source="job:c")
+    second = write_memory_or_propose(helper_agent, "a rewrite\n", source="job:c")
 
     actions.approve(first, by="alice")
 
@@ -210,6 +210,22 @@ def test_approving_one_of_two_on_a_file_supersedes_the_other_and_says_so(helper_
     second.refresh_from_db()
     assert first.decision["superseded"] == [second.pk]
     assert second.status == "superseded" and second.decided_by == f"superseded by #{first.pk}"
+
+
+def test_appends_to_one_file_never_supersede_one_another(helper_agent, workspace):
+    workspace_file = workspace / "agents/helper/MEMORY.md"
+    workspace_file.write_text("# M\n")
+    _, first = add_memory_lines_or_propose(helper_agent, ["one"], source="job:b")
+    _, second = add_memory_lines_or_propose(helper_agent, ["two"], source="job:c")
+
+    actions.approve(first, by="alice")
+    second.refresh_from_db()
+    assert second.status == "pending"
+    actions.approve(second, by="alice")
+
+    assert workspace_file.read_text() == "# M\none\ntwo\n"
+    first.refresh_from_db()
+    assert "superseded" not in first.decision
 
 
 def test_old_proposals_expire_and_write_nothing(helper_agent, workspace, settings):

@@ -10,12 +10,12 @@ from memory.errors import Conflict
 from memory.writes import add_memory_lines_or_propose
 from proposals import actions
 from proposals.actions import BaseKind, register_kind
-from tests.proposals.helpers import FACT, MEMORY, fact_proposal
+from tests.proposals.helpers import FACT, MEMORY, fact_proposal, rewrite_proposal
 
 
 def test_it_supersedes_a_proposal_whose_target_was_edited_by_hand(helper_agent):
     workspace.write(MEMORY, "old\n")
-    _, proposal = add_memory_lines_or_propose(helper_agent, ["new line"], source="job:1")
+    proposal = rewrite_proposal(helper_agent, "old\nnew line\n")
     workspace.write(MEMORY, "edited by hand\n")
 
     with pytest.raises(Conflict):
@@ -109,17 +109,45 @@ def test_it_restores_a_forgotten_fact_byte_for_byte(master):
 
 def test_it_refuses_an_undo_after_a_later_change(helper_agent):
     workspace.write(MEMORY, "old\n")
-    _, proposal = add_memory_lines_or_propose(helper_agent, ["new"], source="job:1")
+    proposal = rewrite_proposal(helper_agent, "old\nnew\n")
     actions.approve(proposal, by="alice")
     workspace.write(MEMORY, "old\nnew\nand a hand edit\n")
 
-    with pytest.raises(Conflict):
+    with pytest.raises(Conflict) as refused:
         actions.undo(proposal, by="alice")
 
+    assert refused.value.extra["paths"] == [MEMORY]
     assert workspace.read(MEMORY) == "old\nnew\nand a hand edit\n"
     proposal.refresh_from_db()
     assert proposal.undone_at is None
     assert proposal.undone_by == ""
+
+
+def test_undoing_lines_takes_out_only_those_lines_after_later_writes(helper_agent):
+    workspace.write(MEMORY, "# M\n\n## Lịch\n\n- chạy bộ\n")
+    _, proposal = add_memory_lines_or_propose(
+        helper_agent, ["- bơi thứ Bảy"], source="job:1", heading="Lịch"
+    )
+    actions.approve(proposal, by="alice")
+    workspace.write(MEMORY, workspace.read(MEMORY) + "\n## Việc\n\n- a hand edit\n")
+
+    actions.undo(proposal, by="alice")
+
+    assert workspace.read(MEMORY) == "# M\n\n## Lịch\n\n- chạy bộ\n\n## Việc\n\n- a hand edit\n"
+
+
+def test_undoing_lines_that_were_changed_since_is_refused(helper_agent):
+    workspace.write(MEMORY, "old\n")
+    _, proposal = add_memory_lines_or_propose(helper_agent, ["new"], source="job:1")
+    actions.approve(proposal, by="alice")
+    workspace.write(MEMORY, "old\nnew, corrected by hand\n")
+
+    with pytest.raises(Conflict):
+        actions.undo(proposal, by="alice")
+
+    assert workspace.read(MEMORY) == "old\nnew, corrected by hand\n"
+    proposal.refresh_from_db()
+    assert proposal.undone_at is None
 
 
 def test_it_refuses_to_undo_twice(helper_agent):

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
+import sys
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -599,3 +602,179 @@ def test_memory_save_refuses_empty_text(helper_client, workspace, body):
     response = helper_client.post("/api/agents/helper/memory/save", body, format="json")
     assert response.status_code == 422
     assert list((workspace / "agents/helper/memory").iterdir()) == []
+
+
+# --- §5 who writes at once, who proposes: the table of docs/tools.md, walked cell by cell
+
+TOOLS_DOC = Path(__file__).resolve().parents[2] / "docs" / "tools.md"
+CREDENTIALS = ("owner", "agent", "agent's job token")
+OUTCOMES = {"writes at once", "proposes", "refused"}
+
+
+def _write_table() -> dict[str, dict[str, str]]:
+    """{write: {credential: outcome}} from the table under "Who writes at once"."""
+    text = TOOLS_DOC.read_text(encoding="utf-8")
+    section = text.split("## Who writes at once, who proposes", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ")]
+    header = [cell.strip() for cell in rows[0].strip("|").split("|")]
+    assert header == ["write", *CREDENTIALS]
+    table = {}
+    for line in rows[1:]:
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        assert set(cells[1:]) <= OUTCOMES, line
+        table[cells[0]] = dict(zip(CREDENTIALS, cells[1:], strict=True))
+    return table
+
+
+def _page(n: int) -> dict:
+    return {"title": f"Page {n}", "kind": "entity", "sources": ["note:2026-01-01"], "body": "x"}
+
+
+def _fact(n: int) -> dict:
+    return {"name": f"fact-{n}", **COFFEE}
+
+
+# Each write of the table, done over REST by `client` (n: a number no other cell uses).
+REST_WRITES = {
+    "`memory_save`": lambda c, n: call_tool(c, "memory_save", text=f"ran {n} km"),
+    "`user_memory_save`": lambda c, n: call_tool(c, "user_memory_save", **_fact(n)),
+    "`user_memory_forget`": lambda c, n: call_tool(c, "user_memory_forget", name=f"gone-{n}"),
+    "`wiki_apply`": lambda c, n: call_tool(c, "wiki_apply", **_page(n)),
+    "`POST /api/agents/{id}/memory/save`": lambda c, n: c.post(
+        "/api/agents/master/memory/save", {"text": f"walked {n} km"}, format="json"
+    ),
+    "`PUT /api/agents/{id}/memory/notes/{day}`": lambda c, n: c.put(
+        f"/api/agents/master/memory/notes/2026-01-{n % 28 + 1:02d}-n{n}",
+        {"body": f"# note {n}\n"},
+        format="json",
+    ),
+    "`PUT /api/agents/{id}/memory/files/{path}`": lambda c, n: c.put(
+        f"/api/agents/master/memory/files/memory/people/p{n}.md",
+        {"body": f"# person {n}\n"},
+        format="json",
+    ),
+    "`PUT /api/agents/{id}/memory`": lambda c, n: c.put(
+        "/api/agents/master/memory", {"body": f"- likes tea\n- line {n}\n"}, format="json"
+    ),
+    "`POST /api/agents/{id}/memory/lines`": lambda c, n: c.post(
+        "/api/agents/master/memory/lines", {"lines": [f"line {n}"]}, format="json"
+    ),
+    "`POST /api/agents/{id}/memory-tool` `str_replace` in MEMORY.md": lambda c, n: c.post(
+        "/api/agents/master/memory-tool",
+        {
+            "command": "str_replace",
+            "path": "/memories/MEMORY.md",
+            "old_str": "likes tea",
+            "new_str": f"likes tea {n}",
+        },
+        format="json",
+    ),  # fmt: skip
+    "`POST /api/agents/{id}/memory-tool` `create` below `memory/`": lambda c, n: c.post(
+        "/api/agents/master/memory-tool",
+        {"command": "create", "path": f"/memories/memory/kept-{n}.md", "file_text": "kept\n"},
+        format="json",
+    ),
+    "`PUT /api/memory/user`": lambda c, n: c.put(
+        "/api/memory/user", {"body": f"Owner {n}\n"}, format="json"
+    ),
+    "`PUT /api/memory/user/facts/{name}`": lambda c, n: _put_fact(c, f"fact-{n}"),
+    "`DELETE /api/memory/user/facts/{name}`": lambda c, n: c.delete(
+        f"/api/memory/user/facts/gone-{n}"
+    ),
+    "`PUT /api/agents/{id}/memory/wiki/pages/{slug}`": lambda c, n: c.put(
+        f"/api/agents/master/memory/wiki/pages/page-{n}", {"body": f"edited {n}"}, format="json"
+    ),
+    "`DELETE /api/agents/{id}/memory/wiki/pages/{slug}`": lambda c, n: c.delete(
+        f"/api/agents/master/memory/wiki/pages/page-{n}"
+    ),
+}
+MCP_WRITES = {
+    "`memory_save`": lambda n: ("memory_save", {"text": f"ran {n} km"}),
+    "`user_memory_save`": lambda n: ("user_memory_save", _fact(n)),
+    "`user_memory_forget`": lambda n: ("user_memory_forget", {"name": f"gone-{n}"}),
+    "`wiki_apply`": lambda n: ("wiki_apply", _page(n)),
+}
+
+
+def _rest_outcome(response) -> str:
+    if response.status_code == 202:
+        return "proposes"
+    if response.status_code == 403:
+        return "refused"
+    assert response.status_code in (200, 201, 204), (response.status_code, response.content)
+    return "writes at once"
+
+
+def _mcp_outcome(result) -> str:
+    text = result.content[0].text
+    if result.is_error:
+        assert "may not" in text, text
+        return "refused"
+    return "proposes" if text.startswith("Proposed for review (proposal #") else "writes at once"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_every_cell_of_the_write_table_holds_over_rest_and_mcp(master, workspace, token_client):
+    table = _write_table()
+    assert set(table) == set(REST_WRITES), "docs/tools.md and this test name the same writes"
+    owner = token_client()
+    clients = {
+        "owner": owner,
+        "agent": token_client("master"),
+        "agent's job token": token_client("master", job="nightly"),
+    }
+    (workspace / "MEMORY.md").write_text("- likes tea\n", encoding="utf-8")
+    cells = [(write, credential) for write in table for credential in CREDENTIALS]
+    mcp_cells = [(write, c) for write in MCP_WRITES for c in CREDENTIALS if c != "owner"]
+    numbers = range(len(cells) + len(mcp_cells))
+    for n in numbers:  # what the forgetting and deleting cells remove
+        assert _put_fact(owner, f"gone-{n}").status_code in (200, 201)
+        assert call_tool(owner, "wiki_apply", **{**_page(n), "body": "before"}).status_code == 200
+    for n, (write, credential) in enumerate(cells):
+        pending = len(proposals(owner))
+        outcome = _rest_outcome(REST_WRITES[write](clients[credential], n))
+        assert outcome == table[write][credential], (write, credential, "REST")
+        assert len(proposals(owner)) == pending + (outcome == "proposes"), (write, credential)
+    answers = _over_mcp(workspace, mcp_cells, start=len(cells))
+    for (write, credential), result in zip(mcp_cells, answers, strict=True):
+        assert _mcp_outcome(result) == table[write][credential], (write, credential, "MCP")
+    proposed = sum(
+        table[write][credential] == "proposes" for write, credential in cells + mcp_cells
+    )
+    assert len(proposals(owner)) == proposed
+
+
+def _over_mcp(workspace, cells, *, start: int) -> list:
+    """Each (write, credential) cell called over MCP stdio (`manage.py mcp --agent master`,
+    with `--job nightly` for the job token), in order."""
+    import asyncio
+    import concurrent.futures
+
+    from mcp import Client, StdioServerParameters
+
+    from tests.processes import test_database_url
+
+    def params(*extra: str) -> StdioServerParameters:
+        return StdioServerParameters(
+            command=sys.executable,
+            args=["manage.py", "mcp", "--agent", "master", *extra],
+            cwd=str(TOOLS_DOC.parents[1]),
+            env={**os.environ, "DATABASE_URL": test_database_url(),
+                 "MY_AGENT_HOME": str(workspace)},
+        )  # fmt: skip
+
+    async def run() -> list:
+        results = []
+        sessions = {
+            "agent": Client(params()),
+            "agent's job token": Client(params("--job", "nightly")),
+        }
+        async with sessions["agent"] as agent, sessions["agent's job token"] as job:
+            connected = {"agent": agent, "agent's job token": job}
+            for n, (write, credential) in enumerate(cells, start=start):
+                name, arguments = MCP_WRITES[write](n)
+                results.append(await connected[credential].call_tool(name, arguments))
+        return results
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, run()).result()

@@ -521,3 +521,58 @@ def test_it_puts_the_best_entry_of_each_scope_before_any_second_entry(
     scopes = [row["scope"] for row in results]
     assert sorted(scopes[:4]) == ["agent:helper", "agent:master", "agent:third", "user"]
     assert len(results) == 15
+
+
+# --- scopes hold in every answer, and one agent's file cannot make search slow for others
+
+
+def test_explain_counts_and_forms_come_only_from_what_the_caller_may_read(
+    master_client, helper_client, owner_client, master, helper_agent
+):
+    """Beta saved "xylophonepin4417"; alpha's token asked `?q=xylo&explain=1` and got
+    `"forms": ["xylophonepin4417"]` with 0 hits: any agent could list every private word."""
+    saved = helper_client.post(
+        "/api/agents/helper/tools/memory_save", {"text": "xylophonepin4417"}, format="json"
+    )
+    assert saved.status_code == 200
+    alpha = master_client.get(URL, {"q": "xylo", "explain": "1"}).json()
+    assert alpha["count"] == 0 and alpha["results"] == []
+    assert alpha["explain"]["words"] == [
+        {"word": "xylo", "rule": "inside", "entries": 0, "weight": alpha["explain"]["words"][0][
+            "weight"], "forms": []}
+    ]  # fmt: skip
+    tool = master_client.post(
+        "/api/agents/master/tools/memory_search", {"query": "xylo"}, format="json"
+    )
+    assert tool.json()["result"] == 'No memory matches "xylo".'
+    # Beta, and the owner, see the word where it is.
+    beta = helper_client.get(URL, {"q": "xylo", "explain": "1"}).json()
+    assert beta["explain"]["words"][0]["forms"] == ["xylophonepin4417"]
+    owner = owner_client.get(URL, {"q": "xylo", "explain": "1"}).json()
+    assert owner["count"] == 1 and owner["explain"]["words"][0]["forms"] == ["xylophonepin4417"]
+
+
+PLANTED = 30_000
+
+
+def test_a_file_of_words_sharing_a_substring_leaves_other_agents_search_whole(
+    master_client, helper_client, owner_client, master, helper_agent, workspace
+):
+    """One agent planted 30,000 words sharing a substring in its own file: every search
+    expanded to all of them. Alpha's answer is the same as without the file, beta's is
+    still right (each hit holds the word), and every answer is bounded."""
+    put(workspace, "memory/2026-01-05.md", "- xylophone lesson on Friday\n", mtime=OLD)
+    planted = "".join(f"- xylo{n:05d}q\n" for n in range(PLANTED)) + "- xylophone tuner\n"
+    put(workspace, "agents/helper/memory/2026-01-06.md", planted, mtime=OLD)
+    alpha = master_client.get(URL, {"q": "xylophone", "explain": "1"}).json()
+    assert [hit["text"] for hit in alpha["results"]] == ["- xylophone lesson on Friday"]
+    assert alpha["explain"]["words"][0]["forms"] == ["xylophone"]
+    beta = helper_client.get(URL, {"q": "xylo", "limit": 100}).json()
+    # A query word reaches at most 200 words of the text, the closest first (the shortest
+    # of those it starts): "xylophone" and the first 199 planted words, one entry each.
+    assert beta["count"] == 200 and not beta["count_capped"]
+    tuner = helper_client.get(URL, {"q": "xylo tuner"}).json()
+    assert [hit["text"] for hit in tuner["results"]] == ["- xylophone tuner"]
+    assert all(re.fullmatch(r"- xylo(\d{5}q|phone tuner)", hit["text"]) for hit in beta["results"])
+    owner = owner_client.get(URL, {"q": "xylophone tuner"}).json()
+    assert [hit["text"] for hit in owner["results"]] == ["- xylophone tuner"]

@@ -8,8 +8,8 @@ import httpx
 import pytest
 from django.test import Client
 
-from tests.helpers import all_at_once
-from tests.spec.steps import consolidate, memory_token, proposals
+from tests.helpers import all_at_once, call_tool
+from tests.spec.steps import consolidate, memory_token, proposals, text_hash
 
 TEA = {"description": "likes tea", "type": "preference", "body": "Green tea."}
 
@@ -436,11 +436,20 @@ def test_it_answers_422_for_a_decision_without_approve(
     )
 
 
+def rewrite_proposal(helper_client, body: str) -> dict:
+    """A job's `memory_rewrite` proposal of helper's whole MEMORY.md (a PUT from a job)."""
+    response = helper_client.put(
+        "/api/agents/helper/memory", {"body": body, "source": "job:1"}, format="json"
+    )
+    assert response.status_code == 202, response.content
+    return response.json()["proposal"]
+
+
 def test_it_answers_409_and_supersedes_on_a_stale_base(
     owner_client, master_client, helper_client, workspace
 ):
     _write(workspace, MEMORY, "old\n")
-    proposal = lines_proposal(helper_client, ["new"])
+    proposal = rewrite_proposal(helper_client, "new\n")
     _write(workspace, MEMORY, "hand edit\n")
 
     response = owner_client.post(
@@ -453,6 +462,22 @@ def test_it_answers_409_and_supersedes_on_a_stale_base(
     assert owner_client.get(f"/api/memory/proposals/{proposal['id']}").json()["status"] == (
         "superseded"
     )
+
+
+def test_lines_apply_to_the_file_as_it_is_after_a_hand_edit(
+    owner_client, master_client, helper_client, workspace
+):
+    _write(workspace, MEMORY, "old\n")
+    proposal = lines_proposal(helper_client, ["new"])
+    _write(workspace, MEMORY, "hand edit\n")
+
+    response = owner_client.post(
+        f"/api/memory/proposals/{proposal['id']}", {"approve": True}, format="json"
+    )
+
+    assert response.status_code == 200
+    assert response.json()["status"] == "approved"
+    assert _read(workspace, MEMORY) == "hand edit\nnew\n"
 
 
 def test_it_undoes_over_rest_once(owner_client, master_client, helper_client, workspace):
@@ -541,13 +566,11 @@ def test_it_undoes_once_under_concurrent_http_requests(live_server, live_owner_k
     assert (workspace / "users/owner/facts/tea.md").read_bytes() == original
 
 
-def test_it_supersedes_an_agent_memory_proposal_when_memory_md_changed(
-    owner_client, master, workspace
-):
+def test_it_supersedes_a_rewrite_proposal_when_memory_md_changed(owner_client, master, workspace):
     (workspace / "MEMORY.md").write_text("- base\n", encoding="utf-8")
-    proposal = owner_client.post(
-        "/api/agents/master/memory/lines",
-        data={"lines": ["- from the job"], "source": "job:nightly"},
+    proposal = owner_client.put(
+        "/api/agents/master/memory",
+        data={"body": "- base\n- from the job\n", "source": "job:nightly"},
         format="json",
     ).json()["proposal"]
     owner_client.put(
@@ -563,6 +586,25 @@ def test_it_supersedes_an_agent_memory_proposal_when_memory_md_changed(
     assert (workspace / "MEMORY.md").read_text(encoding="utf-8") == "- owner rewrote it\n"
 
 
+def test_it_adds_job_lines_to_a_memory_md_the_owner_rewrote_since(owner_client, master, workspace):
+    (workspace / "MEMORY.md").write_text("- base\n", encoding="utf-8")
+    proposal = owner_client.post(
+        "/api/agents/master/memory/lines",
+        data={"lines": ["- from the job"], "source": "job:nightly"},
+        format="json",
+    ).json()["proposal"]
+    owner_client.put(
+        "/api/agents/master/memory", data={"body": "- owner rewrote it\n"}, format="json"
+    )
+    answer = owner_client.post(
+        f"/api/memory/proposals/{proposal['id']}", data={"approve": True}, format="json"
+    )
+    assert answer.status_code == 200
+    assert (workspace / "MEMORY.md").read_text(encoding="utf-8") == (
+        "- owner rewrote it\n- from the job\n"
+    )
+
+
 def _save_note(client, text):
     return client.post("/api/agents/master/tools/memory_save", data={"text": text}, format="json")
 
@@ -575,6 +617,392 @@ def test_stats_count_pending_proposals(owner_client, helper_client, master, work
     response = owner_client.get("/api/stats")
     assert response.status_code == 200
     assert response.json() == {"pending_proposals": 1, "agents": 2, "facts": 0, "notes": 1}
+
+
+# --- appends stack (SPEC §7): the review day with 40 proposals from two jobs ---------------
+
+
+MEMORY_START = (
+    "# MEMORY.md\n\n## Lịch\n\n- Chạy bộ thứ Ba, thứ Năm.\n\n"
+    "## Công việc\n\n- Báo cáo gửi anh Minh.\n"
+)
+
+
+def _review_day(owner_client, token_client, workspace, *, chat: bool = True) -> dict:
+    """Two jobs of master propose 40 writes — 30 single lines for MEMORY.md, 10 new facts —
+    while master, in chat, appends a line to MEMORY.md after every fifth proposal."""
+    _write(workspace, "MEMORY.md", MEMORY_START)
+    nightly = token_client("master", job="nightly")
+    digest = token_client("master", job="digest")
+    present = token_client("master")
+    lines, facts = [], []
+    for n in range(30):
+        job = nightly if n % 2 == 0 else digest
+        answer = job.post(
+            "/api/agents/master/memory/lines", {"lines": [f"Dòng {n} của job"]}, format="json"
+        )
+        assert answer.status_code == 202, answer.content
+        lines.append(answer.json()["proposal"]["id"])
+        if chat and n % 5 == 4:
+            said = present.post(
+                "/api/agents/master/memory/lines",
+                {"lines": [f"Chat line {n}"], "source": "chat"},
+                format="json",
+            )
+            assert said.status_code == 200, said.content
+    for n in range(10):
+        answer = digest.put(
+            f"/api/memory/user/facts/fact-{n}",
+            {"description": f"fact {n}", "type": "reference", "body": f"Body {n}."},
+            format="json",
+        )
+        assert answer.status_code == 202, answer.content
+        facts.append(answer.json()["proposal"]["id"])
+    return {"lines": lines, "facts": facts}
+
+
+def _statuses(owner_client) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for row in proposals(owner_client):
+        counts[row["status"]] = counts.get(row["status"], 0) + 1
+    return counts
+
+
+def test_appends_stack_through_a_review_day_of_40_proposals(
+    owner_client, token_client, master, workspace
+):
+    made = _review_day(owner_client, token_client, workspace)
+    assert _statuses(owner_client) == {"pending": 40}
+
+    # One approval applies one line on the file as it is now (chat lines included) and
+    # leaves the 39 others pending.
+    assert _decide(owner_client, made["lines"][0]).status_code == 200
+    assert _statuses(owner_client) == {"approved": 1, "pending": 39}
+
+    # Bulk-approving 6 line proposals of one file applies 6, each reported.
+    six = made["lines"][1:7]
+    answer = owner_client.post(
+        "/api/memory/proposals/bulk", {"ids": six, "approve": True}, format="json"
+    )
+    assert answer.status_code == 200
+    assert answer.json()["decided"] == six and answer.json()["refused"] == []
+    assert [item["status"] for item in answer.json()["results"]] == ["approved"] * 6
+
+    # The rest, in one bulk approval: nothing lost.
+    rest = made["lines"][7:] + made["facts"]
+    answer = owner_client.post(
+        "/api/memory/proposals/bulk", {"ids": rest, "approve": True}, format="json"
+    )
+    assert answer.json()["refused"] == []
+    assert _statuses(owner_client) == {"approved": 40}
+    memory = _read(workspace, "MEMORY.md")
+    for n in range(30):
+        assert memory.count(f"\nDòng {n} của job\n") == 1
+    for n in (4, 9, 14, 19, 24, 29):
+        assert memory.count(f"\nChat line {n}\n") == 1
+    assert memory.startswith(MEMORY_START)
+    assert all(_read(workspace, f"users/owner/facts/fact-{n}.md") for n in range(10))
+
+
+# --- the job's reason and where a line goes (SPEC §5, §7) -----------------------------------
+
+
+def _owner_pages(alice) -> Client:
+    pages = Client()
+    pages.force_login(alice)
+    return pages
+
+
+def test_a_job_s_reason_is_kept_and_shown_as_its_own_words(
+    owner_client, token_client, alice, master, workspace
+):
+    job = token_client("master", job="nightly")
+    why = "Lan nói sáng nay: từ nay gửi báo cáo vào thứ Năm."
+    by_tool = call_tool(
+        job,
+        "user_memory_save",
+        name="report-day",
+        description="Báo cáo gửi thứ Năm",
+        type="preference",
+        body="",
+        reason=why,
+    )
+    by_rest = job.put(
+        "/api/memory/user/facts/tea", {**TEA, "reason": "Said twice this week."}, format="json"
+    )
+    by_lines = job.post(
+        "/api/agents/master/memory/lines", {"lines": ["x"], "reason": "A durable rule."}
+    )
+    by_rewrite = job.put("/api/agents/master/memory", {"body": "y\n", "reason": "Tidied."})
+    by_forget = job.delete("/api/memory/user/facts/tea?reason=Wrong")
+
+    assert by_tool.status_code == 202, by_tool.content
+    proposal = by_tool.json()["proposal"]
+    assert proposal["reason"] == why
+    assert by_rest.json()["proposal"]["reason"] == "Said twice this week."
+    assert by_lines.json()["proposal"]["reason"] == "A durable rule."
+    assert by_rewrite.json()["proposal"]["reason"] == "Tidied."
+    assert by_forget.status_code == 404  # tea is only proposed: nothing to forget yet
+    card = _owner_pages(alice).get(f"/manage/memory/proposals/{proposal['id']}/").content
+    assert "The job's own words</span> " + why in card.decode()
+
+
+def test_a_reason_past_1000_characters_is_422_and_proposes_nothing(
+    owner_client, token_client, master, workspace
+):
+    job = token_client("master", job="nightly")
+    answer = job.put("/api/memory/user/facts/tea", {**TEA, "reason": "x" * 1001}, format="json")
+    assert answer.status_code == 422
+    assert "at most 1000 characters" in answer.json()["detail"]
+    assert proposals(owner_client) == []
+
+
+def test_a_job_s_line_goes_under_the_heading_it_names(owner_client, token_client, workspace):
+    _write(workspace, "MEMORY.md", MEMORY_START)
+    job = token_client("master", job="nightly")
+    under = job.post(
+        "/api/agents/master/memory/lines", {"lines": ["- Bơi thứ Bảy."], "heading": "Lịch"}
+    ).json()["proposal"]
+    new = job.post(
+        "/api/agents/master/memory/lines", {"lines": ["- 128/82"], "heading": "## Sức khỏe"}
+    ).json()["proposal"]
+
+    assert _decide(owner_client, under["id"]).status_code == 200
+    assert _decide(owner_client, new["id"]).status_code == 200
+
+    assert _read(workspace, "MEMORY.md") == (
+        "# MEMORY.md\n\n## Lịch\n\n- Chạy bộ thứ Ba, thứ Năm.\n- Bơi thứ Bảy.\n\n"
+        "## Công việc\n\n- Báo cáo gửi anh Minh.\n\n## Sức khỏe\n\n- 128/82\n"
+    )
+
+
+def test_the_card_puts_a_contradicting_line_beside_the_one_memory_holds(
+    owner_client, token_client, alice, workspace
+):
+    _write(workspace, "MEMORY.md", "# MEMORY.md\n\n- Báo cáo gửi anh Minh mỗi thứ Sáu.\n")
+    job = token_client("master", job="nightly")
+    proposal = job.post(
+        "/api/agents/master/memory/lines", {"lines": ["- Báo cáo gửi anh Minh mỗi thứ Năm."]}
+    ).json()["proposal"]
+
+    html = _owner_pages(alice).get(f"/manage/memory/proposals/{proposal['id']}/").content
+    html = html.decode()
+
+    assert "A proposed line may contradict a line the file already holds:" in html
+    assert "<code>- Báo cáo gửi anh Minh mỗi thứ Sáu.</code>" in html
+    assert "day: thứ Sáu → thứ Năm" in html
+
+
+# --- stale is a step: re-apply on the current text (SPEC §7) -------------------------------
+
+BEFORE = "# MEMORY.md\n\n- Lan lives in Đà Nẵng.\n- Report to Minh on Fridays.\n- Runs at 6.\n"
+REWRITE = (
+    "# MEMORY.md\n\n- Lan lives in Đà Nẵng. (2026-01-05)\n- Report to Minh on Fridays.\n"
+    "- Runs at 6.\n- Swims on Saturdays. (2026-01-05)\n"
+)
+
+
+def _stale_rewrite(owner_client, token_client, workspace, *, edit: str) -> dict:
+    """A job's rewrite of MEMORY.md, then the owner's own change of the file."""
+    _write(workspace, "MEMORY.md", BEFORE)
+    job = token_client("master", job="nightly")
+    proposal = job.put("/api/agents/master/memory", {"body": REWRITE}).json()["proposal"]
+    owner_client.put("/api/agents/master/memory", {"body": edit}, format="json")
+    return proposal
+
+
+def _seen(owner_client, pid) -> dict:
+    plan = owner_client.get(f"/api/memory/proposals/{pid}/reapply")
+    assert plan.status_code == 200, plan.content
+    return plan.json()
+
+
+def test_the_card_says_the_file_changed_before_approve_and_offers_reapply(
+    owner_client, token_client, alice, workspace
+):
+    edited = BEFORE.replace("Fridays", "Thursdays")
+    proposal = _stale_rewrite(owner_client, token_client, workspace, edit=edited)
+
+    html = _owner_pages(alice).get(f"/manage/memory/proposals/{proposal['id']}/").content
+    html = html.decode()
+
+    assert "Changed since it was proposed:" in html
+    assert "What changed in MEMORY.md since" in html
+    assert '<span class="diff-added">+- Report to Minh on <mark>Thursdays</mark>.</span>' in html
+    assert f'href="/manage/memory/proposals/{proposal["id"]}/reapply/"' in html
+    assert f'action="/manage/memory/proposals/{proposal["id"]}/approve/"' not in html
+
+
+def test_a_stale_rewrite_is_merged_into_the_current_text_and_approved_once(
+    owner_client, token_client, workspace
+):
+    edited = BEFORE.replace("Fridays", "Thursdays") + "- Chat line.\n"
+    proposal = _stale_rewrite(owner_client, token_client, workspace, edit=edited)
+
+    plan = _seen(owner_client, proposal["id"])
+    (file,) = plan["files"]
+    assert file["changed_since"] and file["conflicts"] == 0
+    assert file["merged"] == (
+        "# MEMORY.md\n\n- Lan lives in Đà Nẵng. (2026-01-05)\n- Report to Minh on Thursdays.\n"
+        "- Runs at 6.\n- Chat line.\n- Swims on Saturdays. (2026-01-05)\n"
+    )
+    answer = owner_client.post(
+        f"/api/memory/proposals/{proposal['id']}/reapply",
+        {"base_hashes": {"MEMORY.md": file["current_hash"]}},
+        format="json",
+    )
+
+    assert answer.status_code == 200, answer.content
+    assert answer.json()["status"] == "approved"
+    assert answer.json()["decision"]["reapplied"] == {"MEMORY.md": {"dropped": 0, "edited": False}}
+    assert _read(workspace, "MEMORY.md") == file["merged"]
+    again = owner_client.post(
+        f"/api/memory/proposals/{proposal['id']}/reapply",
+        {"base_hashes": {"MEMORY.md": text_hash(file["merged"])}},
+        format="json",
+    )
+    assert again.status_code == 422  # decided: nothing to re-apply
+    # Undo puts back the text the merge replaced, the owner's change included.
+    assert owner_client.post(f"/api/memory/proposals/{proposal['id']}/undo").status_code == 200
+    assert _read(workspace, "MEMORY.md") == edited
+
+
+def test_a_conflicting_change_is_shown_and_the_owner_s_resolution_is_written(
+    owner_client, token_client, workspace
+):
+    edited = BEFORE.replace("- Lan lives in Đà Nẵng.", "- Lan lives in Hội An.")
+    proposal = _stale_rewrite(owner_client, token_client, workspace, edit=edited)
+
+    (file,) = _seen(owner_client, proposal["id"])["files"]
+    conflict = [hunk for hunk in file["hunks"] if not hunk["applied"]]
+    assert conflict == [
+        {
+            "hunk": [2, 3, 2, 3],
+            "removed": ["- Lan lives in Đà Nẵng.\n"],
+            "added": ["- Lan lives in Đà Nẵng. (2026-01-05)\n"],
+            "applied": False,
+            "current": ["- Lan lives in Hội An.\n"],
+        }
+    ]
+    resolved = file["merged"].replace("Hội An.", "Hội An. (2026-01-05)")
+    answer = owner_client.post(
+        f"/api/memory/proposals/{proposal['id']}/reapply",
+        {"base_hashes": {"MEMORY.md": file["current_hash"]}, "texts": {"MEMORY.md": resolved}},
+        format="json",
+    )
+    assert answer.status_code == 200, answer.content
+    assert _read(workspace, "MEMORY.md") == resolved
+    assert answer.json()["decision"]["reapplied"]["MEMORY.md"] == {"dropped": 1, "edited": True}
+
+
+def test_a_file_changed_again_after_the_merge_was_shown_is_409(
+    owner_client, token_client, workspace
+):
+    proposal = _stale_rewrite(owner_client, token_client, workspace, edit=BEFORE + "- one\n")
+    (file,) = _seen(owner_client, proposal["id"])["files"]
+    owner_client.put("/api/agents/master/memory", {"body": BEFORE + "- two\n"}, format="json")
+
+    answer = owner_client.post(
+        f"/api/memory/proposals/{proposal['id']}/reapply",
+        {"base_hashes": {"MEMORY.md": file["current_hash"]}},
+        format="json",
+    )
+
+    assert answer.status_code == 409
+    assert _read(workspace, "MEMORY.md") == BEFORE + "- two\n"
+    assert owner_client.get(f"/api/memory/proposals/{proposal['id']}").json()["status"] == (
+        "pending"
+    )
+
+
+def test_a_superseded_rewrite_is_reapplied_as_a_new_proposal_once(
+    owner_client, token_client, workspace
+):
+    proposal = _stale_rewrite(owner_client, token_client, workspace, edit=BEFORE + "- chat\n")
+    assert _decide(owner_client, proposal["id"]).status_code == 409  # now superseded
+    (file,) = _seen(owner_client, proposal["id"])["files"]
+    body = {"base_hashes": {"MEMORY.md": file["current_hash"]}}
+
+    made = owner_client.post(f"/api/memory/proposals/{proposal['id']}/reapply", body)
+    twice = owner_client.post(f"/api/memory/proposals/{proposal['id']}/reapply", body)
+
+    assert made.status_code == 201, made.content
+    new = made.json()
+    assert new["status"] == "pending" and new["reapplies"] == proposal["id"]
+    assert new["payload"]["writes"] == {"MEMORY.md": file["merged"]}
+    assert twice.status_code == 409
+    assert f"already re-applied as #{new['id']}" in twice.json()["detail"]
+    assert (
+        owner_client.get(f"/api/memory/proposals/{proposal['id']}").json()["reapplied_as"]
+        == (new["id"])
+    )
+    assert _read(workspace, "MEMORY.md") == BEFORE + "- chat\n"  # nothing written yet
+    assert _decide(owner_client, new["id"]).status_code == 200
+    assert _read(workspace, "MEMORY.md") == file["merged"]
+
+
+def test_lines_need_no_reapply(owner_client, token_client, workspace):
+    _write(workspace, "MEMORY.md", BEFORE)
+    job = token_client("master", job="nightly")
+    lines = job.post("/api/agents/master/memory/lines", {"lines": ["x"]}).json()["proposal"]
+    answer = owner_client.get(f"/api/memory/proposals/{lines['id']}/reapply")
+    assert answer.status_code == 422
+    assert "applies to the file as it is" in answer.json()["detail"]
+
+
+@pytest.mark.parametrize("superseded", [False, True])
+def test_a_reapply_is_decided_once_under_concurrent_requests(
+    live_server, live_owner_key, workspace, superseded
+):
+    headers = {"Authorization": f"Token {live_owner_key}"}
+    base = live_server.url
+    _write(workspace, "MEMORY.md", BEFORE)
+    with httpx.Client(timeout=60, headers=headers) as client:
+        proposal = client.put(
+            f"{base}/api/agents/master/memory", json={"body": REWRITE, "source": "job:n"}
+        ).json()["proposal"]
+        client.put(f"{base}/api/agents/master/memory", json={"body": BEFORE + "- chat\n"})
+        if superseded:
+            client.post(f"{base}/api/memory/proposals/{proposal['id']}", json={"approve": True})
+        (file,) = client.get(f"{base}/api/memory/proposals/{proposal['id']}/reapply").json()[
+            "files"
+        ]
+    url = f"{base}/api/memory/proposals/{proposal['id']}/reapply"
+    body = {"base_hashes": {"MEMORY.md": file["current_hash"]}}
+    answers = all_at_once([lambda c: c.post(url, json=body, headers=headers)] * THREADS)
+
+    codes = sorted(r.status_code for r in answers)
+    won = 201 if superseded else 200
+    # The losers: 409 (decided, or re-applied, meanwhile), or 422 when they came after the
+    # winner's commit (a decided proposal has nothing to re-apply).
+    assert codes.count(won) == 1 and set(codes) <= {won, 409, 422}, codes
+    with httpx.Client(timeout=60, headers=headers) as client:
+        rows = client.get(f"{base}/api/memory/proposals", params={"status": "all"}).json()
+    assert len(rows["results"]) == (2 if superseded else 1)
+    if not superseded:
+        assert (workspace / "MEMORY.md").read_text(encoding="utf-8") == file["merged"]
+
+
+# --- an edited approval never deletes (SPEC §7) ---------------------------------------------
+
+
+@pytest.mark.parametrize("texts", [{"MEMORY.md": None}, {}])
+def test_an_edited_approval_without_a_text_is_422_and_changes_nothing(
+    owner_client, token_client, workspace, texts
+):
+    _write(workspace, "MEMORY.md", BEFORE)
+    job = token_client("master", job="nightly")
+    proposal = job.put("/api/agents/master/memory", {"body": REWRITE}).json()["proposal"]
+
+    answer = owner_client.post(
+        f"/api/memory/proposals/{proposal['id']}", {"approve": True, "texts": texts}, format="json"
+    )
+
+    assert answer.status_code == 422
+    assert _read(workspace, "MEMORY.md") == BEFORE
+    assert owner_client.get(f"/api/memory/proposals/{proposal['id']}").json()["status"] == (
+        "pending"
+    )
 
 
 # --- the feed of what was remembered ------------------------------------------------------

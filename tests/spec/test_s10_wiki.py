@@ -652,3 +652,30 @@ def test_it_refuses_a_wiki_title_without_letters_or_digits_over_rest(
     assert response.status_code == 422
     wiki = workspace / "memory/wiki"
     assert not wiki.exists() or not [p for p in wiki.rglob("*.md") if "reports" not in p.parts]
+
+
+def test_a_jobs_wiki_write_waits_for_the_owner_and_approving_writes_it(
+    owner_client, master, workspace, token_client
+):
+    """SPEC §5: a job token's `wiki_apply` wrote the page at once (200, no proposal)."""
+    job = token_client("master", job="nightly")
+    page = {"title": "Hạn Eco", "kind": "entity", "sources": ["note:2026-01-01"], "body": "Eco."}
+    answer = job.post("/api/agents/master/tools/wiki_apply", page, format="json")
+    assert answer.status_code == 202
+    assert answer.json()["result"].startswith("Proposed for review (proposal #")
+    assert not list(workspace.glob("memory/wiki/**/*.md"))
+    [proposal] = owner_client.get("/api/memory/proposals").json()["results"]
+    assert (proposal["kind"], proposal["source"]) == ("wiki_compile", "job:nightly")
+    decided = owner_client.post(
+        f"/api/memory/proposals/{proposal['id']}", {"approve": True}, format="json"
+    )
+    assert decided.status_code == 200
+    written = owner_client.get("/api/agents/master/memory/wiki/pages/han-eco").json()
+    assert (written["title"], written["body"].strip()) == ("Hạn Eco", "Eco.")
+    # The page PUT of a job proposes too; its DELETE is refused.
+    put = job.put("/api/agents/master/memory/wiki/pages/han-eco", {"body": "New."}, format="json")
+    assert put.status_code == 202 and put.json()["proposal"]["kind"] == "wiki_compile"
+    deleted = job.delete("/api/agents/master/memory/wiki/pages/han-eco")
+    assert deleted.status_code == 403
+    kept = owner_client.get("/api/agents/master/memory/wiki/pages/han-eco").json()
+    assert kept["body"].strip() == "Eco."

@@ -475,6 +475,68 @@ def test_it_never_reads_another_agents_file_through_a_link(helper_client, worksp
     assert "topsecret" not in context.content.decode()
 
 
+@pytest.fixture
+def hard_linked(master, helper_agent, workspace, owner_today):
+    """Helper's today's note is a second name of master's MEMORY.md (a hard link: what
+    anyone with write access to the workspace can make; no symbolic link involved)."""
+    (workspace / "MEMORY.md").write_text(SECRET, encoding="utf-8")
+    os.link(workspace / "MEMORY.md", workspace / f"agents/helper/memory/{owner_today}.md")
+    return owner_today
+
+
+def test_a_hard_link_is_neither_read_nor_appended_to_across_agents(
+    helper_client, workspace, hard_linked
+):
+    """Hard links got around the symlink rule: cross-agent read and append (SPEC §1)."""
+    got = helper_client.post(
+        "/api/agents/helper/tools/memory_get",
+        data={"path": f"memory/{hard_linked}.md"},
+        format="json",
+    )
+    assert got.status_code == 422 and "hard link" in got.json()["detail"]
+    saved = helper_client.post(
+        "/api/agents/helper/tools/memory_save", data={"text": "via link"}, format="json"
+    )
+    assert saved.status_code == 422 and "hard link" in saved.json()["detail"]
+    assert (workspace / "MEMORY.md").read_text(encoding="utf-8") == SECRET
+    for answer in (
+        helper_client.get(f"/api/agents/helper/memory/notes/{hard_linked}"),
+        helper_client.get("/api/agents/helper/memory/context", {"conversation": "c"}),
+        helper_client.get("/api/memory/search", {"q": "topsecret"}),
+        helper_client.get("/api/agents/helper/memory/files"),
+    ):
+        assert answer.status_code < 500 and "topsecret" not in answer.content.decode()
+    search = helper_client.post(
+        "/api/agents/helper/tools/memory_search", data={"query": "topsecret"}, format="json"
+    )
+    assert "topsecret master" not in search.json()["result"]
+
+
+def test_a_fifo_among_the_memory_files_is_never_opened(
+    owner_client, master, workspace, owner_today
+):
+    """A planted FIFO made every reader that opened it wait for a writer."""
+    (workspace / "memory").mkdir(exist_ok=True)
+    os.mkfifo(workspace / "memory" / "2026-01-01.md")
+    os.mkfifo(workspace / "memory" / f"{owner_today}.md")
+    got = owner_client.post(
+        "/api/agents/master/tools/memory_get", data={"path": "memory/2026-01-01.md"},
+        format="json",
+    )  # fmt: skip
+    assert got.status_code == 422 and "not a regular file" in got.json()["detail"]
+    for answer in (
+        owner_client.get("/api/memory/search", {"q": "anything"}),
+        owner_client.get("/api/agents/master/memory/files"),
+        owner_client.get("/api/agents/master/memory/notes"),
+        owner_client.get("/api/agents/master/memory/context", {"conversation": "c"}),
+    ):
+        assert answer.status_code < 500, answer.content[:300]
+    saved = owner_client.post(
+        "/api/agents/master/tools/memory_save", data={"text": "x"}, format="json"
+    )
+    assert saved.status_code == 422 and "not a regular file" in saved.json()["detail"]
+
+
 def test_stats_for_an_agent_token_count_only_its_agent(
     owner_client, helper_client, master, helper_agent
 ):
@@ -489,3 +551,49 @@ def test_stats_for_an_agent_token_count_only_its_agent(
     assert everyone["pending_proposals"] == 2
     own = helper_client.get("/api/stats").json()
     assert own == {**own, "agents": 1, "notes": 2, "pending_proposals": 1}
+
+
+# --- a missing or wrong token says how to get a good one; there is no OAuth to discover
+
+FIX = "Send Authorization: Bearer <agent token>. Make one with `manage.py memory_token agent"
+
+
+@pytest.mark.parametrize(
+    "authorization",
+    [None, "Token nope", "Bearer nope", "Bearer", "Bearer ${MEMORY_AGENT_TOKEN}"],
+)
+def test_a_missing_or_wrong_token_is_401_json_naming_the_fix(master, authorization):
+    client = APIClient()
+    if authorization is not None:
+        client.credentials(HTTP_AUTHORIZATION=authorization)
+    response = client.get("/api/agents/master/memory")
+    assert response.status_code == 401
+    body = response.json()
+    assert body["error"] == "invalid_token" and FIX in body["detail"]
+    assert body["error_description"] == body["detail"]
+    challenge = response["WWW-Authenticate"]
+    assert challenge.startswith('Bearer realm="agent-memory", error="invalid_token", ')
+    assert "MEMORY_AGENT_TOKEN" in challenge and challenge.isascii()
+    if authorization and "${" in authorization:
+        assert "its variable was not filled in" in body["detail"]
+
+
+@pytest.mark.parametrize(
+    "method, url",
+    [
+        ("get", "/.well-known/oauth-protected-resource"),
+        ("get", "/.well-known/oauth-protected-resource/mcp"),
+        ("get", "/.well-known/oauth-authorization-server"),
+        ("get", "/.well-known/openid-configuration"),
+        ("post", "/register"),
+        ("get", "/authorize"),
+        ("post", "/token"),
+    ],
+)
+def test_oauth_discovery_paths_answer_json_404(master, method, url):
+    """A client sent no token tries OAuth discovery; an HTML 404 made Claude Code fail."""
+    response = getattr(APIClient(), method)(url)
+    assert response.status_code == 404
+    assert response["Content-Type"] == "application/json"
+    assert response.json()["code"] == "no_oauth"
+    assert response.json()["detail"].startswith("This server does not offer OAuth. " + FIX)

@@ -576,3 +576,231 @@ def test_form_bodies_on_json_endpoints_are_415(owner_client, master, workspace, 
         response = owner_client.generic(method, url, body, content_type=content_type)
         assert response.status_code == 415, (url, response.status_code)
     assert _disk(workspace) == before
+
+
+# --- the boundary: what no store can hold (NUL, a lone surrogate, an integer past 64 bits)
+# is 422 wherever it comes in, on SQLite and PostgreSQL alike (DATABASE_URL), and nothing is
+# written. PostgreSQL refuses NUL in text and jsonb, so any that got past the boundary was a
+# 500 there (the context's `turn=`, job proposals, the script store).
+
+NUL, SURROGATE, HUGE = "a\x00b", "a\ud800b", 10**23
+
+
+def _raw(body: dict) -> str:
+    return json.dumps(body)  # "\u0000" and "\ud800" as JSON escapes: what a client sends
+
+
+TOOL_CALLS = [
+    ("memory_save", {"text": "{bad}"}),
+    ("memory_search", {"query": "{bad}"}),
+    ("user_memory_save", {"name": "coffee", "description": "{bad}", "type": "preference",
+                          "body": "b"}),
+    ("wiki_apply", {"title": "Han Eco", "kind": "entity", "sources": ["note:2026-01-01"],
+                    "body": "{bad}"}),
+    ("wiki_get", {"title": "{bad}"}),
+]  # fmt: skip
+
+
+def _fill(value: object, bad: object) -> object:
+    if value == "{bad}":
+        return bad
+    if isinstance(value, str) and "{bad}" in value and isinstance(bad, str):
+        return value.replace("{bad}", bad)
+    if isinstance(value, dict):
+        return {key: _fill(item, bad) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_fill(item, bad) for item in value]
+    return value
+
+
+@pytest.mark.parametrize("bad", [NUL, SURROGATE], ids=["nul", "surrogate"])
+@pytest.mark.parametrize("tool, arguments", TOOL_CALLS, ids=[name for name, _ in TOOL_CALLS])
+def test_nul_and_lone_surrogates_through_a_tool_are_422_and_write_nothing(
+    owner_client, master, workspace, tool, arguments, bad
+):
+    """A NUL used to pass through the tools (the REST fields refused it): it reached
+    today's note and then broke the context on PostgreSQL."""
+    before = _disk(workspace)
+    response = owner_client.generic(
+        "POST",
+        f"/api/agents/master/tools/{tool}",
+        _raw(_fill(arguments, bad)),
+        content_type="application/json",
+    )
+    assert response.status_code == 422, response.content
+    detail = response.json()["detail"]
+    assert ("NUL character" if bad == NUL else "lone surrogate") in detail
+    assert _disk(workspace) == before
+
+
+BOUNDARY_BODIES = [
+    ("put", "/api/agents/master/script-store/schedule/s1/k", {"value": "{bad}"}),
+    ("put", "/api/agents/master/script-store/schedule/s1/k", {"value": {"note": ["{bad}"]}}),
+    ("post", "/api/agents/master/memory-tool", {"command": "view", "path": "{bad}"}),
+    ("post", "/api/agents/master/memory/save", {"text": "{bad}"}),
+    ("put", "/api/agents/master/memory", {"body": "{bad}"}),
+    ("post", "/api/memory/proposals/bulk", {"ids": ["{bad}"], "approve": True}),
+    ("post", "/api/agents", {"id": "new-one", "name": "{bad}"}),
+]
+
+
+@pytest.mark.parametrize("bad", [NUL, SURROGATE, HUGE], ids=["nul", "surrogate", "huge"])
+@pytest.mark.parametrize("method, url, body", BOUNDARY_BODIES)
+def test_every_json_body_refuses_what_no_store_can_hold(
+    owner_client, master, workspace, method, url, body, bad
+):
+    """A lone surrogate in a script-store value was a 500 and left the store page broken
+    until the key was deleted; a bulk id of 10^23 was a 500."""
+    filled = _fill(body, bad)
+    before = _disk(workspace)
+    response = owner_client.generic(
+        method.upper(), url, _raw(filled), content_type="application/json"
+    )
+    assert response.status_code == 422, (url, response.status_code, response.content[:300])
+    assert response.json()["code"] == "invalid"
+    assert _disk(workspace) == before
+    assert owner_client.get("/api/agents/master/script-store").json()["count"] == 0
+    assert owner_client.get("/api/memory/proposals?status=all").json()["count"] == 0
+
+
+def test_the_script_store_page_shows_after_a_refused_surrogate(owner_client, master, alice):
+    refused = owner_client.generic(
+        "PUT",
+        "/api/agents/master/script-store/schedule/s1/k",
+        _raw({"value": SURROGATE}),
+        content_type="application/json",
+    )
+    assert refused.status_code == 422
+    pages = Client()
+    pages.force_login(alice)
+    assert pages.get("/manage/memory/scripts/master").status_code == 200
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/api/agents/master/memory/context?conversation=tg-1&turn=t%00x",
+        "/api/agents/master/memory/context?conversation=tg%001",
+        "/api/runs?agent=a%00b",
+        "/api/memory/proposals?agent=a%00b",
+        "/api/agents/master/script-store?schedule=a%00b",
+        "/api/memory/search?q=abc&agent_id=ma%00ster",
+        "/api/agents/master/memory/wiki?q=a%00b",
+        "/api/memory/history?path=MEMORY.md&agent=a%00",
+    ],
+)
+def test_a_nul_in_a_query_string_is_422_json(owner_client, master, url):
+    """On PostgreSQL `…/context?…&turn=` with a NUL was a 500 (the turn is stored)."""
+    response = owner_client.get(url)
+    assert response.status_code == 422, (url, response.status_code, response.content[:200])
+    name = url.rpartition("%00")[0].rpartition("&")[2].rpartition("?")[2].split("=")[0]
+    assert response.json() == {
+        "detail": f"The query parameter `{name}` holds a NUL character, which text here "
+        "cannot hold.",
+        "code": "invalid",
+    }
+
+
+def test_a_nul_in_a_page_query_string_is_a_4xx_page(master, alice):
+    pages = Client()
+    pages.force_login(alice)
+    response = pages.get("/manage/memory/search/?q=a%00b")
+    assert response.status_code == 422
+    assert "NUL character" in response.content.decode()
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/api/agents?offset=9223372036854775808",
+        "/api/memory/proposals?offset=9223372036854775808",
+        "/api/runs?limit=10&offset=99999999999999999999999",
+        "/api/agents/master/memory/notes?offset=9223372036854775808",
+        "/api/agents/master/script-store?offset=9223372036854775808",
+        "/api/agents/master/memory/wiki?offset=9223372036854775808",
+        "/api/memory/search?q=abc&offset=9223372036854775808",
+    ],
+)
+def test_offsets_past_2_63_are_422(owner_client, master, url):
+    response = owner_client.get(url)
+    assert response.status_code == 422, (url, response.status_code, response.content[:200])
+    assert "offset" in json.dumps(response.json())
+
+
+def test_a_search_offset_far_past_the_end_is_an_empty_page(owner_client, master, workspace):
+    (workspace / "MEMORY.md").write_text("- harbour walk\n", encoding="utf-8")
+    response = owner_client.get("/api/memory/search?q=harbour&offset=9223372036854775000")
+    assert response.status_code == 200
+    assert response.json()["results"] == [] and response.json()["count"] == 1
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/manage/memory/proposals/?page=9223372036854775808",
+        "/manage/memory/search/?q=abc&page=99999999999999999999999",
+        "/manage/memory/activity/?page=9223372036854775808",
+        f"/manage/memory/proposals/{10**23}/",
+        f"/manage/memory/history/{10**23}/",
+    ],
+)
+def test_pages_with_numbers_past_2_63_never_fail(master, alice, url):
+    pages = Client()
+    pages.force_login(alice)
+    response = pages.get(url)
+    assert response.status_code in (200, 404), (url, response.status_code)
+
+
+# --- every error under /api/ and /mcp is JSON with a message
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["/api/nothing-here", "/api/agents/master/nothing", "/api/memory/proposals/x", "/mcp/extra"],
+)
+def test_a_404_under_the_api_is_json_with_a_message(owner_client, master, url):
+    response = owner_client.get(url)
+    assert response.status_code == 404
+    assert response["Content-Type"] == "application/json"
+    assert response.json() == {"detail": f"Nothing is served at {url}.", "code": "not_found"}
+
+
+def test_a_404_of_the_pages_stays_a_page(master, alice):
+    pages = Client()
+    pages.force_login(alice)
+    response = pages.get("/manage/memory/nothing-here/")
+    assert response.status_code == 404 and response["Content-Type"].startswith("text/html")
+
+
+# --- sign-in throttling counts the client, not what the client says it is
+
+
+def _sign_in(client: Client, password: str, forwarded: str | None = None):
+    extra = {"HTTP_X_FORWARDED_FOR": forwarded} if forwarded is not None else {}
+    return client.post(
+        "/manage/memory/login/", {"username": "alice", "password": password}, **extra
+    )
+
+
+def test_a_new_x_forwarded_for_on_each_try_does_not_reset_the_count(alice, settings):
+    """30 wrong passwords, each from a "new" address in X-Forwarded-For, then the right
+    one: it signed in. With no trusted proxy the header is not the client."""
+    client = Client(REMOTE_ADDR="203.0.113.7")
+    answers = [_sign_in(client, "wrong", f"198.51.100.{n}").status_code for n in range(30)]
+    limit = settings.AXES_FAILURE_LIMIT
+    assert answers[: limit - 1] == [200] * (limit - 1)
+    assert set(answers[limit - 1 :]) == {429}
+    assert _sign_in(client, "pw-alice-123", "198.51.100.250").status_code == 429
+
+
+def test_a_trusted_proxy_forwards_the_client_and_nothing_the_client_wrote(alice, settings):
+    settings.MEMORY_TRUSTED_PROXIES = ["10.0.0.0/8"]
+    proxy = Client(REMOTE_ADDR="10.1.2.3")
+    limit = settings.AXES_FAILURE_LIMIT
+    # The client 203.0.113.7 prepends a made-up address each time; the proxy appends the
+    # address it really saw, which is what counts.
+    for n in range(limit):
+        _sign_in(proxy, "wrong", f"198.51.100.{n}, 203.0.113.7")
+    assert _sign_in(proxy, "pw-alice-123", "198.51.100.99, 203.0.113.7").status_code == 429
+    # Another client behind the same proxy signs in.
+    assert _sign_in(proxy, "pw-alice-123", "203.0.113.8").status_code == 302

@@ -134,3 +134,24 @@ def test_secure_cookie_and_proxy_settings_come_from_the_environment():
         timeout=60,
     )
     assert out.stdout.strip() == "False False ('HTTP_X_SCHEME', 'on')", out.stderr
+
+
+def test_the_derived_state_is_the_owners_alone(owner_client, master, workspace):
+    """SPEC §18: the derived state (which facts, which pages changed) is 0700 / 0600 —
+    it was left world-readable — and start-up tightens what an older version left."""
+    from django.core.management import call_command
+
+    state = workspace / ".memory-state"
+    state.mkdir(mode=0o755, exist_ok=True)
+    os.chmod(state, 0o755)
+    (state / "old.json").write_text("{}")
+    os.chmod(state / "old.json", 0o644)
+    call_command("memory_init", stdout=open(os.devnull, "w"))  # noqa: SIM115
+    assert stat.S_IMODE(state.stat().st_mode) == 0o700
+    assert stat.S_IMODE((state / "old.json").stat().st_mode) == 0o600
+    fact = {"description": "black", "type": "preference", "body": ""}
+    assert owner_client.put("/api/memory/user/facts/coffee", fact, format="json").status_code == 201
+    os.chmod(state, 0o755)  # a folder someone loosened since: the next write tightens it
+    assert owner_client.put("/api/memory/user/facts/tea", fact, format="json").status_code == 201
+    assert stat.S_IMODE(state.stat().st_mode) == 0o700
+    assert stat.S_IMODE((state / "facts-index.json").stat().st_mode) == 0o600

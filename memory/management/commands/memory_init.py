@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand
 from django.core.management.utils import get_random_secret_key
 from django.db import connection, transaction
 
-from memory import workspace
+from memory import history, workspace
 from memory.agents import default_agent, ensure_all_dirs
 from memory.binding import configured_zone, require_own_workspace, time_zone
 from memory.errors import DomainError
@@ -61,6 +61,12 @@ class Command(BaseCommand):
             workspace.prepare()
         except DomainError as exc:
             self.stderr.write(f"memory_init: the workspace cannot take writes: {exc.message}")
+        recovered = history.recover()
+        if recovered:
+            self.stdout.write(
+                f"memory_init: recorded {len(recovered)} restore(s) a killed process had "
+                "written: " + ", ".join(recovered[:10])
+            )
         removed = workspace.remove_stale_temp_files()
         if removed:
             self.stdout.write(

@@ -3,7 +3,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("memory", "0008_feed_and_deliveries"),
+        ("memory", "0009_restore_intents"),
     ]
 
     operations = [

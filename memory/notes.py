@@ -11,13 +11,12 @@ import datetime as dt
 import logging
 from dataclasses import dataclass, field
 
-from memory import agents, workspace
+from memory import agents, reading, workspace
 from memory.clock import local_now
 from memory.errors import InvalidInput, NotFound, PathRefused
 from memory.listing import Listing, page_bounds
 from memory.models import Agent
 from memory.text import (
-    LOOSE_NOTE_NAME_RE,
     clean_heading,
     fence_mark,
     fold,
@@ -234,33 +233,10 @@ def _note_day(name: str) -> dt.date | None:
     return parsed[0] if parsed else None
 
 
-def _sorted_names(agent: Agent) -> tuple[list[str], list[str]]:
+def _sorted_names(agent: Agent) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(the daily notes' names without `.md`, newest first; the other Markdown files'
-    names, by name) of the agent's `memory/`, from one listing of the directory — no
-    stat, no read.
-
-    Newest first is by day, then by name without `.md` descending, which is simply the
-    names without `.md` descending: a note's name starts with its ISO day."""
-    stems: list[str] = []
-    others: list[str] = []
-    shaped = LOOSE_NOTE_NAME_RE.fullmatch  # note_day's names, checked without a call each
-    for name in workspace.list_names(agent.path(NOTES_DIR)):
-        if shaped(name, 0, len(name) - 3):  # list_names gives names ending in .md
-            stems.append(name[:-3])
-        else:
-            others.append(name)
-    stems.sort(reverse=True)
-    from_iso = dt.date.fromisoformat
-    notes = []
-    for stem in stems:
-        try:
-            from_iso(stem[:10])
-        except ValueError:  # shaped like a date, but not one (2026-02-30)
-            others.append(f"{stem}.md")
-            continue
-        notes.append(stem)
-    others.sort()
-    return notes, others
+    names, by name) of the agent's `memory/` (memory.reading.note_names)."""
+    return reading.note_names(agent)
 
 
 def _infos(agent: Agent, names: list[str]) -> list[NoteInfo]:
@@ -308,19 +284,10 @@ def list_notes(agent: Agent, *, include_other: bool = False) -> list[NoteInfo]:
 
 
 def count_notes(agent: Agent, *, include_other: bool = False) -> int:
-    """How many notes notes_listing would list: one listing of the directory, no stat."""
-    names = workspace.list_names(agent.path(NOTES_DIR))
-    if include_other:
-        return len(names)
-    shaped, from_iso, count = LOOSE_NOTE_NAME_RE.fullmatch, dt.date.fromisoformat, 0
-    for name in names:
-        if shaped(name, 0, len(name) - 3):
-            try:
-                from_iso(name[:10])
-            except ValueError:
-                continue
-            count += 1
-    return count
+    """How many notes notes_listing would list: a stat of the directory (its names are
+    listed again only when it changed), no stat of a note."""
+    stems, others = _sorted_names(agent)
+    return len(stems) + (len(others) if include_other else 0)
 
 
 def read_note(agent: Agent, name: str) -> str:
@@ -565,8 +532,6 @@ def write_memory_file(agent: Agent, rel: str, body: str, *, base_hash: str | Non
     dir (`memory/...md`) and must be one memory_get can read; wiki pages are refused (they
     are written through the wiki, which keeps their sources and links). With base_hash,
     Conflict when the file changed since. InvalidInput / PathRefused for anything else."""
-    from memory.reading import resolve_memory_path
-
     if not isinstance(body, str):
         raise InvalidInput("A memory file must be text.")
     if not rel.startswith(f"{NOTES_DIR}/"):
@@ -574,5 +539,5 @@ def write_memory_file(agent: Agent, rel: str, body: str, *, base_hash: str | Non
     if rel.startswith(f"{NOTES_DIR}/wiki/"):
         raise InvalidInput("Wiki pages are written with wiki_apply, which keeps their sources.")
     workspace.write_checked(
-        resolve_memory_path(agent, rel), normalise_newlines(body), base_hash=base_hash
+        reading.resolve_memory_path(agent, rel), normalise_newlines(body), base_hash=base_hash
     )

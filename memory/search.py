@@ -458,19 +458,37 @@ def _refresh(index: search_index.Index, paths: Iterable[str]) -> None:
     search_index.refresh_paths(index, list(paths))
 
 
-def _run(query: Query, pools: list[_Pool], limit: int, *, merge: bool) -> list[Hit]:
-    """The best `limit` hits (SPEC §6.1): of the one pool, or (merge) of every pool ranked
-    on its own and interleaved by rank (§6.2), all words first across the pools. Only the
-    rows kept are read back from their files. On this host's index, or — while there is
-    none usable — on one built from the files (search_keeper.with_index)."""
+_ALL = slice(None)
 
-    def run(index: search_index.Index) -> list[Hit]:
+
+def _run(
+    query: Query,
+    pools: list[_Pool],
+    limit: int,
+    *,
+    merge: bool,
+    shown: slice = _ALL,
+    count_up_to: int | None = None,
+) -> tuple[list[Hit], int]:
+    """The best `limit` hits (SPEC §6.1): of the one pool, or (merge) of every pool ranked
+    on its own and interleaved by rank (§6.2), all words first across the pools; and how
+    many were found: the rows ranked (at most `limit`), or with `count_up_to` the entries
+    that match, counted by the index up to that many. Only the rows `shown` (all of them
+    by default: a page of a window) are read back from their files and returned. On this
+    host's index, or — while there is none usable — on one built from the files
+    (search_keeper.with_index)."""
+
+    def run(index: search_index.Index) -> tuple[list[Hit], int]:
         opened = [_open_pool(index, _fresh(pool)) for pool in pools]
         for attempt in range(4):
             try:
                 rows, words = _select(index, query, opened, limit)
-                kept = _interleave_rows(rows, limit, len(words)) if merge else rows[0]
-                return _hits(index, opened, kept, words)
+                kept = _interleave_rows(rows, limit, len(words)) if merge else rows[0][:limit]
+                if count_up_to is None:
+                    found = len(kept)
+                else:
+                    found = _count(index.db, opened, words, count_up_to)
+                return _hits(index, opened, kept[shown], words), found
             except _Stale as stale:
                 if attempt == 3:
                     raise RuntimeError(
@@ -504,6 +522,33 @@ def _select(index, query: Query, pools, limit) -> tuple[list[list[_Row]], list[_
         for row in pool_rows:
             row.pool = number
     return rows, words
+
+
+def _count(db, pools: list[_Pool], words: list[_Word], cap: int) -> int:
+    """How many entries the pools' ranked rows come from, up to `cap`, counted inside the
+    index (no row leaves SQLite): those holding every word, or, when there is none and
+    the query has several words, those holding any (as _select falls back to _partial).
+    A table several pools share (the extra paths) counts once."""
+    tables = sorted({table for pool in pools for table in pool.tables})
+    with_tokens = [word for word in words if word.tokens]
+    found = 0
+    if with_tokens and len(with_tokens) == len(words):
+        found = _count_match(db, tables, " AND ".join(word.expr for word in words), cap)
+    if not found and len(words) > 1 and with_tokens:
+        found = _count_match(db, tables, " OR ".join(word.expr for word in with_tokens), cap)
+    return found
+
+
+def _count_match(db, tables: list[str], expr: str, cap: int) -> int:
+    found = 0
+    for table in tables:
+        if found >= cap:
+            break
+        found += db.execute(
+            f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT ?)",
+            (expr, cap - found),
+        ).fetchone()[0]
+    return min(found, cap)
 
 
 def _interleave_rows(pools: list[list[_Row]], limit: int, word_count: int) -> list[_Row]:
@@ -553,7 +598,7 @@ def search(
         pool = _Pool(USER_SCOPE, None, [search_index.USER_SCOPE_DIR])
     else:
         pool = _agent_pool(agent, include_user=include_user)
-    return _run(query, [pool], limit, merge=False)
+    return _run(query, [pool], limit, merge=False)[0]
 
 
 def explain(
@@ -589,17 +634,25 @@ def _all_pools() -> list[_Pool]:
     return pools
 
 
-def _search_all(query: Query, *, agent_id: str | None, limit: int) -> list[Hit]:
+def _search_all(
+    query: Query,
+    *,
+    agent_id: str | None,
+    limit: int,
+    shown: slice = _ALL,
+    count_up_to: int | None = None,
+) -> tuple[list[Hit], int]:
     """SPEC §6.2. With agent_id: that agent's files and the user scope, as `search` ranks
     them. Without: every agent's results and the user scope's, each ranked on its own
-    (words weighed over all of them, so ranks compare) and interleaved by rank. Raises
-    NotFound for an unknown agent, InvalidInput as `search`."""
+    (words weighed over all of them, so ranks compare) and interleaved by rank. The hits
+    `shown` of the best `limit`, and how many of those there are. Raises NotFound for an
+    unknown agent, InvalidInput as `search`."""
     from memory.agents import get_agent_or_404
 
     if agent_id is not None:
         pool = _agent_pool(get_agent_or_404(agent_id), include_user=True)
-        return _run(query, [pool], limit, merge=False)
-    return _run(query, _all_pools(), limit, merge=True)
+        return _run(query, [pool], limit, merge=False, shown=shown, count_up_to=count_up_to)
+    return _run(query, _all_pools(), limit, merge=True, shown=shown, count_up_to=count_up_to)
 
 
 COUNT_CAP = 1000
@@ -635,14 +688,21 @@ def search_window(
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
         raise InvalidInput("offset must be a whole number, 0 or more.")
     query = as_query(query)
-    # Bounded work: rows past the counted ones and one more page are never fetched, so an
+    # Bounded work: rows past the counted ones and one more page are never ranked, so an
     # offset far past the end (up to 2^63) costs what the last page costs — an empty page.
     wanted = min(max(count_up_to, offset + limit), count_up_to + MAX_LIMIT) + 1
-    found = _search_all(query, agent_id=agent_id, limit=wanted)
-    capped = len(found) >= wanted
-    if capped:
-        found = found[: wanted - 1]
-    return Window(found[offset : offset + limit], len(found), capped, offset, limit)
+    # Each pool ranks the rows down to the page's last (the first n rows of an
+    # interleaving come from the first n of each pool), only the page's are read back
+    # from their files, and the rest are counted inside the index.
+    hits, found = _search_all(
+        query,
+        agent_id=agent_id,
+        limit=min(offset + limit, wanted - 1),
+        shown=slice(offset, offset + limit),
+        count_up_to=wanted,
+    )
+    capped = found >= wanted
+    return Window(hits, min(found, wanted - 1), capped, offset, limit)
 
 
 def _lines(hit: Hit) -> str:

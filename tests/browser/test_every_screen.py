@@ -42,6 +42,7 @@ SCREENS = [
     ("16-settings", "/manage/memory/settings/master/"),
     ("17-not-found", "/manage/memory/facts/no-such-fact/"),
     ("26-what-was-remembered", "/manage/memory/activity/writes/"),
+    ("34-every-file", "/manage/memory/agents/master/files/"),
 ]
 
 

@@ -11,7 +11,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from memory import history, notes, workspace
+from memory import history, notes, textdiff, workspace
 from memory.attribution import attributed
 from memory.errors import Conflict, InvalidInput
 from memory.models import ApiToken, FileVersion
@@ -296,3 +296,31 @@ def test_an_agent_tool_write_is_attributed_to_the_agent(master_client, master, w
     assert answer.status_code == 200
     row = FileVersion.objects.filter(path__startswith="memory/").latest("id")
     assert (row.actor, row.source, row.via) == ("agent:master", "http", "tool")
+
+
+def _whole_text_stats(before: bytes, after: bytes) -> tuple[int, int]:
+    old, new = before.decode().splitlines(), after.decode().splitlines()
+    return textdiff.changed_line_count(textdiff.line_opcodes(old, new, seconds=5))
+
+
+def test_line_stats_of_a_large_file_count_what_the_whole_text_diff_counts():
+    """The line counts skip the lines both texts begin and end with, and still say what a
+    diff of the whole texts says (a line changed, added, removed; at either end; a text
+    without a final newline; a line only part of which changed)."""
+    lines = [f"- [fact-{n:05d}](fact-{n:05d}.md) (reference) line {n}" for n in range(3000)]
+    base = "\n".join(lines) + "\n"
+    edits = [
+        base.replace("line 1500\n", "line 1500 changed\n"),
+        base.replace("line 1500\n", "line 1500\n- a new line\n"),
+        base.replace(lines[1500] + "\n", ""),
+        "- first\n" + base,
+        base + "- last\n",
+        base[:-1],
+        base.replace("line 0\n", "line zero\n"),
+        base.replace(lines[2999] + "\n", "- changed last\n"),
+        "",
+    ]
+    for after in edits:
+        old, new = base.encode(), after.encode()
+        assert history._line_stats(old, new) == _whole_text_stats(old, new)
+        assert history._line_stats(new, old) == _whole_text_stats(new, old)

@@ -46,7 +46,6 @@ run: setup
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput -v0
 	PORT=$(PORT) $(BIN)/python manage.py memory_init
-	$(BIN)/python manage.py memory_reindex --if-missing
 	PORT=$(PORT) BIN=$(BIN) bin/serve
 
 # axe-core for the browser tests and the MCP Inspector's CLI for the schema check in

@@ -117,6 +117,7 @@ class Report:
     extra: list[dict] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     folders_without_memory: int = 0  # folders under agents/ holding no memory file
+    search: str = ""  # the index and how soon hand edits are found (search_keeper.status)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -473,6 +474,7 @@ def diagnose() -> Report:
         report.agents.append(agent_report)
     _agent_folders(report, known_dirs)
     _creates(report, known)
+    report.search = _search_state()
     for extra in workspace.extra_roots():
         report.extra.append(
             {
@@ -482,6 +484,15 @@ def diagnose() -> Report:
             }
         )
     return report
+
+
+def _search_state() -> str:
+    from memory.search_keeper import status
+
+    try:
+        return status()["message"]
+    except Exception as exc:  # noqa: BLE001 — the doctor reports, it never fails on this
+        return f"unknown ({type(exc).__name__}: {exc})"
 
 
 # --- the text ----------------------------------------------------------------------------
@@ -513,6 +524,8 @@ def render(report: Report) -> str:
         for extra in report.extra:
             state = f"shown as {extra['shown_as']}/" if extra["shown_as"] else extra["problem"]
             lines.append(f"  {extra['path']}: {state}")
+    if report.search:
+        lines += ["", f"Search index: {report.search}"]
     lines += ["", "Start-up (make run → memory_init) would create:"]
     lines += [f"  {item}" for item in report.creates] or ["  nothing"]
     if report.problems:

@@ -256,10 +256,13 @@ class WorkerBeat(models.Model):
 
 class WorkspaceBinding(models.Model):
     """The workspace this database serves (memory.binding): one row, claimed by the first
-    start. Rows describe files of one workspace, so another one is refused."""
+    start. Rows describe files of one workspace, so another one is refused. `time_zone` is
+    the owner's zone recorded with it (SPEC §4.2): the day every process writes a note to,
+    whatever its own environment says."""
 
     path = models.CharField(max_length=1000)
     claimed_at = models.DateTimeField()
+    time_zone = models.CharField(max_length=64, blank=True, default="")
 
     class Meta:
         verbose_name = _("workspace of this database")

@@ -20,11 +20,12 @@ Plain words, ranked, explainable — the rules (docs/decisions.md, "Search"):
   and the heading the entry sits under.
 
 How it is fast: the entries of every file are kept in this host's search index
-(memory.search_index), which every query first brings up to date (the change log of app
-writes; hand edits by a reconcile at most MEMORY_SEARCH_RECONCILE_SECONDS old). Before
-returning, every hit's file is read again and checked against what was indexed, so no hit
-is ever a line that is no longer in the file (a stale file is re-indexed and the query run
-again).
+(memory.search_index), which every query first brings up to date from the change log (app
+writes, and the hand edits the host's keeper saw: memory.search_keeper). Before returning,
+every hit's file is read again and checked against what was indexed, so no hit is ever a
+line that is no longer in the file (a stale file is re-indexed and the query run again).
+While the host has no usable index (the first start, one found broken), the same query
+runs on an index of just its scopes built from the files: slower, the same hits.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from memory import search_index, workspace
+from memory import search_index, search_keeper, workspace
 from memory import text as text_rules
 from memory.errors import InvalidInput
 from memory.models import Agent
@@ -454,15 +455,7 @@ def _hits(
 
 
 def _refresh(index: search_index.Index, paths: Iterable[str]) -> None:
-    db = index.db
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        for path in paths:
-            search_index.refresh(index, path)
-        db.execute("COMMIT")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
+    search_index.refresh_paths(index, list(paths))
 
 
 _ALL = slice(None)
@@ -481,25 +474,39 @@ def _run(
     on its own and interleaved by rank (§6.2), all words first across the pools; and how
     many were found: the rows ranked (at most `limit`), or with `count_up_to` the entries
     that match, counted by the index up to that many. Only the rows `shown` (all of them
-    by default: a page of a window) are read back from their files and returned."""
-    index = search_index.get()
-    search_index.catch_up(index)
-    for pool in pools:
-        _open_pool(index, pool)
-    for attempt in range(4):
-        try:
-            rows, words = _select(index, query, pools, limit)
-            kept = _interleave_rows(rows, limit, len(words)) if merge else rows[0][:limit]
-            if count_up_to is None:
-                found = len(kept)
-            else:
-                found = _count(index.db, pools, words, count_up_to)
-            return _hits(index, pools, kept[shown], words), found
-        except _Stale as stale:
-            if attempt == 3:
-                raise RuntimeError(f"search: files keep changing under it: {stale.paths}") from None
-            _refresh(index, stale.paths)
-    raise AssertionError("unreachable")
+    by default: a page of a window) are read back from their files and returned. On this
+    host's index, or — while there is none usable — on one built from the files
+    (search_keeper.with_index)."""
+
+    def run(index: search_index.Index) -> tuple[list[Hit], int]:
+        opened = [_open_pool(index, _fresh(pool)) for pool in pools]
+        for attempt in range(4):
+            try:
+                rows, words = _select(index, query, opened, limit)
+                kept = _interleave_rows(rows, limit, len(words)) if merge else rows[0][:limit]
+                if count_up_to is None:
+                    found = len(kept)
+                else:
+                    found = _count(index.db, opened, words, count_up_to)
+                return _hits(index, opened, kept[shown], words), found
+            except _Stale as stale:
+                if attempt == 3:
+                    raise RuntimeError(
+                        f"search: files keep changing under it: {stale.paths}"
+                    ) from None
+                _refresh(index, stale.paths)
+        raise AssertionError("unreachable")
+
+    return search_keeper.with_index(_scope_dirs(pools), run)
+
+
+def _fresh(pool: _Pool) -> _Pool:
+    """The pool with nothing opened yet (each index has its own tables)."""
+    return _Pool(pool.scope, pool.agent_id, list(pool.dirs))
+
+
+def _scope_dirs(pools: list[_Pool]) -> set[str]:
+    return {scope_dir for pool in pools for scope_dir in pool.dirs}
 
 
 def _select(index, query: Query, pools, limit) -> tuple[list[list[_Row]], list[_Word]]:
@@ -601,23 +608,24 @@ def explain(
     `search_window`) would search: its rule, in how many entries it stands, its weight.
     Raises InvalidInput for a query without letters or digits."""
     query = as_query(query)
-    index = search_index.get()
-    search_index.catch_up(index)
     if agent is not None:
         pools = [_agent_pool(agent, include_user=include_user)]
     else:
         pools = _all_pools()
-    for pool in pools:
-        _open_pool(index, pool)
-    scope_ids = sorted({scope_id for pool in pools for scope_id in pool.scope_ids})
-    words, total = _weigh(index, query, scope_ids)
-    return Explained(
-        total,
-        [
-            WordWeight(w.word, q.rule, w.df, w.weight / 1000, sorted(w.tokens)[:20], w.capped)
-            for w, q in zip(words, query.words, strict=True)
-        ],
-    )
+
+    def run(index: search_index.Index) -> Explained:
+        opened = [_open_pool(index, _fresh(pool)) for pool in pools]
+        scope_ids = sorted({scope_id for pool in opened for scope_id in pool.scope_ids})
+        words, total = _weigh(index, query, scope_ids)
+        return Explained(
+            total,
+            [
+                WordWeight(w.word, q.rule, w.df, w.weight / 1000, sorted(w.tokens)[:20], w.capped)
+                for w, q in zip(words, query.words, strict=True)
+            ],
+        )
+
+    return search_keeper.with_index(_scope_dirs(pools), run)
 
 
 def _all_pools() -> list[_Pool]:

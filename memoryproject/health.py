@@ -4,8 +4,10 @@ something is wrong).
 
 Checks: the web process answers; the database answers and has every migration applied;
 the workspace can take writes (looked at, never written: GETs never write); a worker
-cluster beat within MEMORY_HEALTH_WORKER_SECONDS (memory.cluster writes the beats); and
-how many proposals wait for a person (reported, never a failure).
+cluster beat within MEMORY_HEALTH_WORKER_SECONDS (memory.cluster writes the beats); how
+many proposals wait for a person (reported, never a failure); and the search index — ready,
+or "indexing, N of M files" while search answers from the files, how hand edits are found
+and how soon (reported, never a failure: search works either way).
 """
 
 from __future__ import annotations
@@ -92,6 +94,15 @@ def _proposals() -> dict[str, Any]:
         return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
 
 
+def _search() -> dict[str, Any]:
+    from memory.search_keeper import status
+
+    try:
+        return status()
+    except Exception as exc:
+        return {"ok": True, "error": f"{type(exc).__name__}: {exc}"}
+
+
 def report(*, detail: bool = False) -> dict[str, Any]:
     """Every check, and `ok` when all pass. `detail` adds who answered and each worker
     cluster by name (for a person; /healthz leaves names out)."""
@@ -101,6 +112,7 @@ def report(*, detail: bool = False) -> dict[str, Any]:
         "workspace": _workspace(),
         "worker": _worker(detail),
         "proposals": _proposals(),
+        "search": _search(),
     }
     if detail:
         checks["web"].update(host=socket.gethostname(), pid=os.getpid())

@@ -75,6 +75,10 @@ def _no_real_home(tmp_path_factory):
     index = tmp_path_factory.mktemp("session-search-index")
     django_settings.MEMORY_SEARCH_DIR = str(index)
     os.environ["MEMORY_SEARCH_DIR"] = str(index)
+    # No index keeper thread in the test process (each test has its own workspace): a
+    # missing index is built by the query that needs it. Processes a test starts keep the
+    # default (tests/ops, the keeper's own tests turn it on where they test it).
+    django_settings.MEMORY_SEARCH_KEEPER = "off"
     return home
 
 

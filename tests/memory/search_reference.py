@@ -13,9 +13,6 @@ import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from zoneinfo import ZoneInfo
-
-from django.conf import settings
 
 from memory import text
 
@@ -31,8 +28,8 @@ class Entry:
 
 
 def _day_start_ns(day: dt.date) -> int:
-    zone = ZoneInfo(settings.MEMORY_TIME_ZONE)
-    return int(dt.datetime(day.year, day.month, day.day, tzinfo=zone).timestamp()) * 10**9
+    # The day's start in UTC: the same in every process, whatever its zone (SPEC §6.1).
+    return int(dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC).timestamp()) * 10**9
 
 
 def _rank(shown: str, mtime_ns: int) -> tuple[int, str]:

@@ -11,7 +11,7 @@ from django.db import connection, transaction
 
 from memory import history, workspace
 from memory.agents import agent_dir_problems, default_agent
-from memory.binding import require_own_workspace
+from memory.binding import configured_zone, require_own_workspace, time_zone
 from memory.errors import DomainError
 from memory.models import ApiToken
 
@@ -38,12 +38,24 @@ class Command(BaseCommand):
     def handle(self, *args, **options) -> None:
         keep_secrets_private()
         require_own_workspace()
+        self.say_time_zone()
         default_agent()
         self.prepare_workspace()
         created = create_first_owner()
         if created is not None:
             password, token_key = created
             self.stdout.write(first_run_text(options["port"], password, token_key))
+
+    def say_time_zone(self) -> None:
+        """Every process takes today from the zone the workspace records (SPEC §4.2): say
+        so when this process was started with another one."""
+        recorded, configured = time_zone(), configured_zone()
+        if recorded != configured:
+            self.stderr.write(
+                f"memory_init: this workspace's time zone is {recorded} (recorded at its first "
+                f"start); MEMORY_TIME_ZONE here is {configured}. Notes keep the recorded "
+                f"zone's days. To change it: manage.py memory_workspace --time-zone {configured}"
+            )
 
     def prepare_workspace(self) -> None:
         try:

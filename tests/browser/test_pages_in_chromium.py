@@ -60,6 +60,8 @@ def test_it_approves_a_proposal_the_badge_goes_down_and_undo_restores(tab, owner
     assert badge(tab) == "1"
     tab.click(".badge-link")
     tab.wait_for_url("**/manage/memory/proposals/")
+    tab.click(f"#row-{proposal.pk} a.open-link")  # the queue's row opens the card in place
+    tab.wait_for_selector(f"#card-{proposal.pk}")
     card = tab.locator(f"#proposal-{proposal.pk}")
     # A new fact reads as its fields, then its body as added lines.
     assert (
@@ -67,7 +69,7 @@ def test_it_approves_a_proposal_the_badge_goes_down_and_undo_restores(tab, owner
     )
     assert "+Trước 9 giờ sáng." in card.inner_text()
 
-    card.locator("button:has-text('Approve')").click()
+    card.locator("button:has-text('Approve')").first.click()
     tab.wait_for_selector(".message.success")
     assert tab.inner_text(".message.success") == f"Proposal {proposal.pk} approved."
     assert badge(tab) == "0"

@@ -1,4 +1,4 @@
-"""The doctor (docs/decisions.md, "OpenClaw workspaces"): what this app makes of a workspace,
+"""The doctor (docs/decisions.md, "OpenClaw and clients"): what this app makes of a workspace,
 changing nothing.
 
 `diagnose()` reads MY_AGENT_HOME — through memory.workspace, which lists entries without

@@ -285,7 +285,7 @@ def test_the_first_fact_makes_the_facts_folder(owner_client, master, workspace):
 
 
 # --- test_doctor.py --------------------
-# `python manage.py memory_doctor` (docs/decisions.md, "OpenClaw workspaces"): on a
+# `python manage.py memory_doctor` (docs/decisions.md, "OpenClaw and clients"): on a
 # workspace of each OpenClaw shape it says the layout, the prompt files and their sizes
 # against the caps, what it ignores and why, and what start-up would create — and changes
 # nothing, not even a lock file.

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import threading
 
+from django.core.management.base import CommandError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -91,8 +92,6 @@ def forget_checks() -> None:
 
 def require_own_workspace() -> str:
     """check_workspace() for a management command: CommandError (exit 1) with the message."""
-    from django.core.management.base import CommandError
-
     try:
         return check_workspace()
     except WrongWorkspace as exc:

@@ -27,6 +27,7 @@ from django.db.utils import DatabaseError
 
 from memory import agents, context, facts, workspace
 from memory.errors import PathRefused
+from memory.models import Agent
 from memory.text import FACT_NAME_RE, note_day, parse_frontmatter, parse_note_name
 
 PERSONA_FILES = (
@@ -124,8 +125,6 @@ def _size_of(rel: str) -> tuple[int | None, str]:
 
 
 def _known_agents(report: Report) -> list:
-    from memory.models import Agent
-
     try:
         return list(Agent.objects.all())
     except DatabaseError:

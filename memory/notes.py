@@ -16,6 +16,7 @@ from memory.clock import local_now
 from memory.errors import InvalidInput, NotFound, PathRefused
 from memory.listing import Listing, page_bounds
 from memory.models import Agent
+from memory.reading import resolve_memory_path
 from memory.text import (
     LOOSE_NOTE_NAME_RE,
     clean_heading,
@@ -565,8 +566,6 @@ def write_memory_file(agent: Agent, rel: str, body: str, *, base_hash: str | Non
     dir (`memory/...md`) and must be one memory_get can read; wiki pages are refused (they
     are written through the wiki, which keeps their sources and links). With base_hash,
     Conflict when the file changed since. InvalidInput / PathRefused for anything else."""
-    from memory.reading import resolve_memory_path
-
     if not isinstance(body, str):
         raise InvalidInput("A memory file must be text.")
     if not rel.startswith(f"{NOTES_DIR}/"):

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 
 from memory import search_index, workspace
 from memory import text as text_rules
+from memory.agents import get_agent_or_404
 from memory.errors import InvalidInput
 from memory.models import Agent
 from memory.query import WHOLE, Query, QueryWord, as_query
@@ -587,8 +588,6 @@ def _search_all(query: Query, *, agent_id: str | None, limit: int) -> list[Hit]:
     them. Without: every agent's results and the user scope's, each ranked on its own
     (words weighed over all of them, so ranks compare) and interleaved by rank. Raises
     NotFound for an unknown agent, InvalidInput as `search`."""
-    from memory.agents import get_agent_or_404
-
     if agent_id is not None:
         pool = _agent_pool(get_agent_or_404(agent_id), include_user=True)
         return _run(query, [pool], limit, merge=False)

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import collections
 import datetime as dt
+import fcntl
 import hashlib
 import logging
 import os
@@ -413,8 +414,6 @@ def build(path: Path | None = None) -> BuildReport:
     lock_path = path.with_suffix(".lock")
     started = time.perf_counter()
     with open(lock_path, "a") as lock:
-        import fcntl
-
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
         try:
             return _build_locked(path, started)

@@ -16,9 +16,14 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
 from django.http import HttpRequest, JsonResponse
 from django.utils import timezone
 from django.views.decorators.http import require_safe
+
+from memory import workspace
+from memory.models import WorkerBeat
+from proposals.actions import pending_count
 
 MIN_FREE_BYTES = 1024 * 1024
 
@@ -28,8 +33,6 @@ def worker_max_age() -> float:
 
 
 def _database() -> dict[str, Any]:
-    from django.db.migrations.executor import MigrationExecutor
-
     try:
         with connection.cursor() as cursor:
             cursor.execute("SELECT 1")
@@ -41,8 +44,6 @@ def _database() -> dict[str, Any]:
 
 
 def _workspace() -> dict[str, Any]:
-    from memory import workspace
-
     state = workspace.health()
     ok = state.writable and state.free_bytes >= MIN_FREE_BYTES
     return {
@@ -54,8 +55,6 @@ def _workspace() -> dict[str, Any]:
 
 
 def _worker(detail: bool) -> dict[str, Any]:
-    from memory.models import WorkerBeat
-
     now = timezone.now()
     try:
         beats = list(WorkerBeat.objects.all())
@@ -84,8 +83,6 @@ def _worker(detail: bool) -> dict[str, Any]:
 
 
 def _proposals() -> dict[str, Any]:
-    from proposals.actions import pending_count
-
     try:
         return {"ok": True, "pending": pending_count()}
     except Exception as exc:

@@ -22,9 +22,13 @@ from contextlib import asynccontextmanager
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.db import close_old_connections
 from mcp.server.transport_security import TransportSecuritySettings
 
+from memory.auth import BadCredential, key_from_header, token_for_key, unauthorized
+from memory.errors import InvalidInput
 from memory.mcp.server import build_server, current_caller
+from memory.presence import caller_with_header
 
 PATH = "/mcp"
 
@@ -62,10 +66,6 @@ async def _answer(send, status: int, body: dict, headers: list[tuple[bytes, byte
 def _authenticate(authorization: str | None, source_header: str | None):
     """(caller, None) or (None, (status, body)). Runs the REST API's token check. The
     caller carries the token's row id (`token`) for the stream cap."""
-    from memory.auth import BadCredential, key_from_header, token_for_key, unauthorized
-    from memory.errors import InvalidInput
-    from memory.presence import caller_with_header
-
     key = None
     try:
         key = key_from_header(authorization or "")
@@ -93,8 +93,6 @@ def _authenticate(authorization: str | None, source_header: str | None):
 
 
 def _auth_in_thread(authorization: str | None, source_header: str | None):
-    from django.db import close_old_connections
-
     close_old_connections()
     try:
         return _authenticate(authorization, source_header)

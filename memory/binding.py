@@ -28,6 +28,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.conf import settings
 from django.core.exceptions import SynchronousOnlyOperation
+from django.core.management.base import CommandError
 from django.db import DatabaseError, IntegrityError, connections, transaction
 from django.utils import timezone
 
@@ -171,8 +172,6 @@ def record_time_zone(name: str) -> tuple[str, str]:
 
 def require_own_workspace() -> str:
     """check_workspace() for a management command: CommandError (exit 1) with the message."""
-    from django.core.management.base import CommandError
-
     try:
         return check_workspace()
     except WrongWorkspace as exc:

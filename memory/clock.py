@@ -7,11 +7,11 @@ from __future__ import annotations
 import datetime as dt
 from zoneinfo import ZoneInfo
 
+from memory.binding import time_zone
+
 
 def local_tz() -> dt.tzinfo:
     """The owner's time zone: the one the workspace records (memory.binding.time_zone)."""
-    from memory.binding import time_zone
-
     return ZoneInfo(time_zone())
 
 

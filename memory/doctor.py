@@ -31,11 +31,13 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from django.db import connection
 from django.db.utils import DatabaseError
 
 from memory import agents, context, facts, workspace
 from memory.errors import PathRefused
-from memory.models import AGENT_ID_VALIDATOR
+from memory.models import AGENT_ID_VALIDATOR, Agent
+from memory.search_keeper import status
 from memory.text import FACT_NAME_RE, note_day, parse_frontmatter, parse_note_name
 
 # What other apps find in an agent's files and want the doctor to say (registration, not
@@ -152,8 +154,6 @@ def _size_of(rel: str) -> tuple[int | None, str]:
 def _database_missing() -> bool:
     """Whether the database is a SQLite file that does not exist yet: connecting would
     create it, and the doctor writes nothing."""
-    from django.db import connection
-
     name = str(connection.settings_dict.get("NAME") or "")
     if connection.vendor != "sqlite" or not name or name == ":memory:" or "mode=memory" in name:
         return False
@@ -161,8 +161,6 @@ def _database_missing() -> bool:
 
 
 def _known_agents(report: Report) -> list:
-    from memory.models import Agent
-
     assumed = [Agent(id=agents.DEFAULT_AGENT_ID, name="Master", is_default=True)]
     if _database_missing():
         report.database = (
@@ -487,8 +485,6 @@ def diagnose() -> Report:
 
 
 def _search_state() -> str:
-    from memory.search_keeper import status
-
     try:
         return status()["message"]
     except Exception as exc:  # noqa: BLE001 — the doctor reports, it never fails on this

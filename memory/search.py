@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 
 from memory import search_index, search_keeper, workspace
 from memory import text as text_rules
+from memory.agents import get_agent_or_404
 from memory.errors import InvalidInput
 from memory.models import Agent
 from memory.query import WHOLE, Query, QueryWord, as_query
@@ -647,8 +648,6 @@ def _search_all(
     (words weighed over all of them, so ranks compare) and interleaved by rank. The hits
     `shown` of the best `limit`, and how many of those there are. Raises NotFound for an
     unknown agent, InvalidInput as `search`."""
-    from memory.agents import get_agent_or_404
-
     if agent_id is not None:
         pool = _agent_pool(get_agent_or_404(agent_id), include_user=True)
         return _run(query, [pool], limit, merge=False, shown=shown, count_up_to=count_up_to)

@@ -444,7 +444,8 @@ class _Watch:
     workspace paths handed to the keeper."""
 
     def __init__(self, keeper: Keeper) -> None:
-        from watchdog.observers.inotify import InotifyObserver
+        # Late: inotify exists only on Linux; elsewhere the keeper polls (§6.1).
+        from watchdog.observers.inotify import InotifyObserver  # noqa: PLC0415
 
         self.keeper = keeper
         self.root = str(keeper.root)
@@ -463,7 +464,7 @@ class _Watch:
     def plan(self) -> None:
         """Watch each folder search reads (and the folders new ones appear in), not the
         whole workspace: an OpenClaw workspace holds code folders nobody searches."""
-        from watchdog import events
+        from watchdog import events  # noqa: PLC0415  (with the inotify observer above)
 
         handler = self._handler_class(events.FileSystemEventHandler)(self)
         # Changes only: never the opens and reads of every file search itself makes (they

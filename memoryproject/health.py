@@ -18,9 +18,15 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
 from django.http import HttpRequest, JsonResponse
 from django.utils import timezone
 from django.views.decorators.http import require_safe
+
+from memory import workspace
+from memory.models import WorkerBeat
+from memory.search_keeper import status
+from proposals.actions import pending_count
 
 MIN_FREE_BYTES = 1024 * 1024
 
@@ -30,8 +36,6 @@ def worker_max_age() -> float:
 
 
 def _database() -> dict[str, Any]:
-    from django.db.migrations.executor import MigrationExecutor
-
     try:
         with connection.cursor() as cursor:
             cursor.execute("SELECT 1")
@@ -43,8 +47,6 @@ def _database() -> dict[str, Any]:
 
 
 def _workspace() -> dict[str, Any]:
-    from memory import workspace
-
     state = workspace.health()
     ok = state.writable and state.free_bytes >= MIN_FREE_BYTES
     return {
@@ -56,8 +58,6 @@ def _workspace() -> dict[str, Any]:
 
 
 def _worker(detail: bool) -> dict[str, Any]:
-    from memory.models import WorkerBeat
-
     now = timezone.now()
     try:
         beats = list(WorkerBeat.objects.all())
@@ -86,8 +86,6 @@ def _worker(detail: bool) -> dict[str, Any]:
 
 
 def _proposals() -> dict[str, Any]:
-    from proposals.actions import pending_count
-
     try:
         return {"ok": True, "pending": pending_count()}
     except Exception as exc:
@@ -95,8 +93,6 @@ def _proposals() -> dict[str, Any]:
 
 
 def _search() -> dict[str, Any]:
-    from memory.search_keeper import status
-
     try:
         return status()
     except Exception as exc:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.test import Client
 from rest_framework.test import APIClient
 
 from memory import clock
@@ -176,6 +177,14 @@ def owner_client(alice, workspace) -> APIClient:
     _, key = ApiToken.issue(user=alice)
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    return client
+
+
+@pytest.fixture
+def pages(alice, workspace) -> Client:
+    """The owner, signed in to the management pages (session)."""
+    client = Client()
+    client.force_login(alice)
     return client
 
 

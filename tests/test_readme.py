@@ -23,7 +23,7 @@ import pytest
 from django.core.management import call_command
 
 from memory.models import Agent, ApiToken, hash_token
-from tests.mcp.conftest import (
+from tests.memory.mcp.conftest import (
     http_client,
     http_server,  # noqa: F401 — the fixture, used below
 )

@@ -40,6 +40,7 @@ from typing import Any
 
 from memory import clock, notes
 from memory.errors import Conflict, DomainError, InvalidInput
+from memory.history import agent_of_path
 from memory.jobs import runs, window
 from memory.jobs.consolidate import notes_floor
 from memory.jobs.llm import (
@@ -51,6 +52,7 @@ from memory.jobs.llm import (
     render_prompt,
 )
 from memory.models import Agent, Run
+from memory.text import fold
 from proposals.actions import BaseKind, apply_now, planned_writes, propose
 from proposals.diff import Presented, Presenter
 from wiki import graph, lint, pages
@@ -167,8 +169,6 @@ def is_page_path(path: str) -> bool:
 
 
 def refresh_after_restore(path: str) -> None:
-    from memory.history import agent_of_path
-
     agent = Agent.objects.filter(pk=agent_of_path(path)).first()
     if agent is not None:
         pages.refresh(agent)
@@ -266,8 +266,6 @@ def _vault_context(
 ) -> tuple[str, str]:
     """(table of contents, texts of the pages the notes mention, within `pages_budget`
     characters) for the prompt."""
-    from memory.text import fold
-
     records = sorted(vault.pages.values(), key=lambda r: (r.slug, r.key))
     toc_lines = [f"- {r.title} ({r.kind}; [[{vault.name_of(r)}]])" for r in records[:TOC_LIMIT]]
     if len(records) > TOC_LIMIT:

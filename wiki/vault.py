@@ -70,6 +70,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import yaml
+from django.conf import settings
 
 from memory import workspace
 from memory.errors import InvalidInput, PathRefused
@@ -1041,8 +1042,6 @@ def load_state(agent, *, paths: Iterable[str] = (), reconcile: bool = False) -> 
     the change list, then the pages it names since this process last looked, `paths`,
     and every page when reconciling (`reconcile`, a first load, a lost change list, or
     MEMORY_RECONCILE_SECONDS since the last). Reads; writes nothing."""
-    from django.conf import settings
-
     base = vault_dir(agent)
     key = _cache_key(base)
     with _known_lock:

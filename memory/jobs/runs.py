@@ -38,9 +38,10 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
+from django_q.tasks import async_task
 
 from memory.attribution import attributed
 from memory.errors import Conflict, NotFound
@@ -122,8 +123,6 @@ def start_queued(agent: Agent, kind: str, *, trigger: str, task: str) -> Run:
     worker running `task(run.pk)` (a dotted path). A run that cannot be queued is finished
     as `failed` ("could not be queued: …"). Returns the run as it is after enqueueing
     (with Q_SYNC the work is already done)."""
-    from django_q.tasks import async_task
-
     run = start_run(agent, kind, trigger=trigger)
     try:
         async_task(task, run.pk, task_name=f"{kind}-{agent.id}-{run.pk}")
@@ -176,8 +175,6 @@ class _LeaseKeeper:
             return set(self._ids)
 
     def _loop(self) -> None:
-        from django.db import connection
-
         last = time.monotonic()
         while True:
             time.sleep(0.5)

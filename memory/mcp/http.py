@@ -21,12 +21,18 @@ from __future__ import annotations
 
 import json
 from contextlib import asynccontextmanager
+from dataclasses import replace
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.db import close_old_connections
 from mcp.server.transport_security import TransportSecuritySettings
 
+from memory.auth import BadCredential, key_from_header, token_for_key, unauthorized
+from memory.context import clean_runtime
+from memory.errors import InvalidInput
 from memory.mcp.server import build_server, current_caller
+from memory.presence import caller_with_header
 
 PATH = "/mcp"
 
@@ -67,13 +73,6 @@ def _authenticate(
     """(caller, None) or (None, (status, body)). Runs the REST API's token check; the
     `X-Memory-Source` and `X-Memory-Runtime` headers are checked (422 when bad). The
     caller carries the token's row id (`token`) for the stream cap."""
-    from dataclasses import replace
-
-    from memory.auth import BadCredential, key_from_header, token_for_key, unauthorized
-    from memory.context import clean_runtime
-    from memory.errors import InvalidInput
-    from memory.presence import caller_with_header
-
     key = None
     try:
         key = key_from_header(authorization or "")
@@ -104,8 +103,6 @@ def _authenticate(
 def _auth_in_thread(
     authorization: str | None, source_header: str | None, runtime_header: str | None = None
 ):
-    from django.db import close_old_connections
-
     close_old_connections()
     try:
         return _authenticate(authorization, source_header, runtime_header)

@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextvars
 import logging
 from collections.abc import Callable
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote, unquote
@@ -41,7 +42,12 @@ from django.db import close_old_connections
 from mcp import MCPError
 from mcp.server import Server, ServerRequestContext
 
+from memory import facts, reading
+from memory.agents import get_agent_or_404
+from memory.errors import DomainError
 from memory.presence import MCP_DEFAULT, Caller
+from memory.tool_formats import mcp_tool
+from memory.tools import call_tool_result, get_tool_or_404, registered_tools
 
 log = logging.getLogger(__name__)
 
@@ -86,8 +92,6 @@ async def _run(func: Callable[[], T]) -> T:
 
 
 def _agent(caller: Caller):
-    from memory.agents import get_agent_or_404
-
     return get_agent_or_404(caller.agent_id)
 
 
@@ -95,9 +99,6 @@ def _agent(caller: Caller):
 
 
 def _mcp_tools() -> list[types.Tool]:
-    from memory.tool_formats import mcp_tool
-    from memory.tools import registered_tools
-
     return [
         types.Tool.model_validate(mcp_tool(tool))
         for tool in registered_tools(include_mcp_only=True)
@@ -119,9 +120,6 @@ def call_tool_now(
 ) -> types.CallToolResult:
     """One tool call as `caller`, synchronously: the result the model reads, or a tool
     error result for anything refused."""
-    from memory.errors import DomainError
-    from memory.tools import call_tool_result, get_tool_or_404
-
     try:
         agent = _agent(caller)
         tool = get_tool_or_404(name, include_mcp_only=True)
@@ -160,8 +158,6 @@ def _agent_uri(agent_id: str, path: str) -> str:
 
 
 def _resources(caller: Caller) -> list[types.Resource]:
-    from memory import facts, reading
-
     agent = _agent(caller)
     found = [
         types.Resource(name="USER.md", title="Who the owner is", uri=USER_URI, mime_type=MARKDOWN),
@@ -200,9 +196,6 @@ def _not_readable(uri: str, why: str) -> MCPError:
 def read_resource_now(caller: Caller, uri: str) -> str:
     """The text of one resource for `caller`. Raises MCPError (-32602) for a URI that is
     not one of this agent's resources or names no file."""
-    from memory import facts, reading
-    from memory.errors import DomainError
-
     agent = _agent(caller)
     try:
         if uri == USER_URI:
@@ -297,8 +290,6 @@ def instructions() -> str:
 
 def build_server() -> Server:
     """A new low-level Server with every handler of this module."""
-    from importlib.metadata import version
-
     return Server(
         SERVER_NAME,
         version=version("agent-memory"),

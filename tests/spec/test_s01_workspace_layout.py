@@ -112,7 +112,7 @@ def test_search_returns_a_path_memory_get_reads(nfd_file, master_client):
 def test_either_spelling_reads_and_writes_the_one_file(
     nfd_file, master_client, owner_client, workspace, spelling
 ):
-    # Over MCP too: tests/mcp/test_server.py.
+    # Over MCP too: tests/memory/mcp/test_server.py.
     assert "Dune" in tool_text(master_client, "memory_get", path=f"memory/{spelling}")
     line = tool_text(master_client, "memory_get", path=f"memory/{spelling}#L3")
     assert line == "- Dune, đọc xong\n"
@@ -460,7 +460,7 @@ def test_after_start_up_the_apps_own_folders_are_not_reported_as_ignored(
 # GETs never write (a house rule; SPEC §1: nothing the owner keeps is rewritten by
 # reading): every GET of the API, the management pages and the admin leaves the workspace
 # exactly as it was — the same paths, bytes, modes and modification times, and no lock
-# file or folder created (MCP reads: tests/mcp/test_server.py). The workspace is the one
+# file or folder created (MCP reads: tests/memory/mcp/test_server.py). The workspace is the one
 # of tests/hand_written.py, which the app never initialised.
 
 

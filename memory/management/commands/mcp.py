@@ -16,6 +16,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from memory.binding import require_own_workspace
 from memory.context import RUNTIMES, clean_runtime
 from memory.errors import InvalidInput
+from memory.mcp.stdio import serve_stdio
 from memory.models import Agent
 from memory.presence import Caller, validate_job_id, validate_source
 
@@ -54,6 +55,5 @@ class Command(BaseCommand):
             )
         except InvalidInput as error:
             raise CommandError(error.message) from None
-        from memory.mcp.stdio import serve_stdio
 
         anyio.run(serve_stdio, caller)

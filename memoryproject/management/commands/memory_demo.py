@@ -17,8 +17,10 @@ from memory import clock, facts, notes, scripts, workspace
 from memory.agents import default_agent
 from memory.attribution import attributed
 from memory.binding import require_own_workspace
+from memory.jobs.nightly import consolidate_agent
 from memory.models import Agent
 from memory.writes import add_memory_lines_or_propose
+from wiki import pages as wiki_pages
 
 USER_MD = """\
 # Lan
@@ -192,8 +194,6 @@ def fill_demo() -> str:
 
 
 def _agents_writes(master: Agent, helper: Agent, today: dt.date) -> None:
-    from wiki import pages as wiki_pages
-
     for fact in _facts(today):
         updated = fact.pop("updated", None)
         if updated:
@@ -227,8 +227,6 @@ def _agents_writes(master: Agent, helper: Agent, today: dt.date) -> None:
 def _finish(master: Agent, proposal, today: dt.date) -> str:
     # A real run for Activity: MEMORY.md is newer than every note, so consolidation has
     # nothing to do and records itself as skipped — no model is called.
-    from memory.jobs.nightly import consolidate_agent
-
     run = consolidate_agent(master, trigger="demo")
 
     scripts.store(master, "schedule", "morning-bulletin", "last_sent", today.isoformat())

@@ -15,7 +15,7 @@ from mcp import MCPError
 from memory import clock
 from memory.models import Agent, ApiToken
 from proposals.models import Proposal
-from tests.mcp.conftest import ROOT, agent_key, http_client, stdio_params
+from tests.memory.mcp.conftest import ROOT, agent_key, http_client, stdio_params
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -10,7 +10,7 @@ from memory.jobs.nightly import consolidate_agent
 from memory.models import Run
 from proposals import actions
 from proposals.models import Proposal
-from tests.jobs.conftest import day, rewrite_answer, step_prompts, write_memory, write_note
+from tests.memory.jobs.conftest import day, rewrite_answer, step_prompts, write_memory, write_note
 
 MEMORY = "# Memory\n\n- Owner lives in Hanoi\n"
 

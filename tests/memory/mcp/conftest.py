@@ -18,7 +18,7 @@ import pytest
 from memory.models import ApiToken
 from tests.processes import test_database_url
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def env_for(workspace) -> dict[str, str]:

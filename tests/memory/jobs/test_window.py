@@ -16,7 +16,7 @@ from memory.jobs.window import TEMPLATE_TOKENS, PromptTooLong, estimate_tokens, 
 from memory.models import Run
 from memory.notes import MIN_CUT_CHARS, NOTES_BUDGET
 from tests.fakellm import Reply
-from tests.jobs.conftest import day, rewrite_answer, write_memory, write_note
+from tests.memory.jobs.conftest import day, rewrite_answer, write_memory, write_note
 
 OLD = "# Memory\n\n- Owner lives in Hanoi\n"
 

@@ -16,7 +16,7 @@ from memory.errors import InvalidInput
 from memory.jobs import schedules
 from memory.models import Agent, Run
 from proposals.models import Proposal
-from tests.jobs.conftest import day, rewrite_answer, write_memory, write_note
+from tests.memory.jobs.conftest import day, rewrite_answer, write_memory, write_note
 
 
 def consolidation_schedules():

@@ -18,7 +18,7 @@ from memory.jobs import runs
 from memory.jobs.tasks import consolidate_task, reap_runs_task, scheduled_consolidate
 from memory.models import Run
 from proposals.models import Proposal
-from tests.jobs.conftest import day, rewrite_answer, write_memory, write_note
+from tests.memory.jobs.conftest import day, rewrite_answer, write_memory, write_note
 from tests.processes import run_together
 
 MEMORY = "# Memory\n\n- Owner lives in Hanoi\n"

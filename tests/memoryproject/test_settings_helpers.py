@@ -65,7 +65,7 @@ def test_a_list_and_a_time_of_day_are_read_and_checked(monkeypatch):
         env_time_of_day("SOME_TIME", "08:00")
 
 
-SETTINGS = Path(__file__).resolve().parents[1] / "memoryproject" / "settings.py"
+SETTINGS = Path(__file__).resolve().parents[2] / "memoryproject" / "settings.py"
 WRITES = {
     "write_text",
     "write_bytes",

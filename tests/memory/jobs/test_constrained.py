@@ -15,7 +15,7 @@ from memory.jobs.nightly import consolidate_agent
 from memory.models import Run
 from proposals.models import Proposal
 from tests.fakellm import Reply, format_form
-from tests.jobs.conftest import day, rewrite_answer, write_memory, write_note
+from tests.memory.jobs.conftest import day, rewrite_answer, write_memory, write_note
 from wiki.compile import PROMPTS_DIR as WIKI_PROMPTS
 
 OLD = "# Memory\n\n- Owner lives in Hanoi\n"
@@ -64,7 +64,7 @@ def test_the_schema_files_are_the_section_13_1_shapes():
     assert reason["properties"]["action"]["enum"] == ["keep", "fix", "drop", "merge", "add"]
     review = load_schema("hygiene_schema.json")["properties"]["proposals"]
     # SPEC §9's "at most 10" is the prompt's and the code's (the rest are ignored and named,
-    # tests/jobs/test_hygiene.py), not the schema's: an eleventh item does not refuse it all.
+    # tests/memory/jobs/test_hygiene.py), not the schema's: an eleventh item does not refuse it all.
     assert "maxItems" not in review and MAX_PROPOSALS == 10
     assert "Propose at most 10 changes" in load_prompt("hygiene_system.md")
     assert review["items"]["required"] == ["name", "action", "why"]

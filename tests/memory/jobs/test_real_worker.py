@@ -20,7 +20,7 @@ from proposals.models import Proposal
 from tests.fakellm import FakeLLM
 from tests.processes import test_database_url
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture

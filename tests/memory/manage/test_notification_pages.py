@@ -9,7 +9,7 @@ import re
 from django.test import Client
 
 from memory.models import Delivery
-from tests.jobs.test_notify import Receiver
+from tests.memory.jobs.test_notify import Receiver
 
 SETTINGS = "/manage/memory/settings/master/"
 TEST = "/manage/memory/settings/notifications/test/"

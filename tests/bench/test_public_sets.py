@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parent.parent / "bench" / "public_sets.py"
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "public_sets.py"
 
 
 @pytest.fixture(scope="module")

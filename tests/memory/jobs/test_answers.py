@@ -14,7 +14,7 @@ from memory.jobs.nightly import consolidate_agent
 from memory.models import Run
 from memory.text import FACT_TYPES
 from proposals.models import Proposal
-from tests.jobs.conftest import day, rewrite_answer, write_memory, write_note
+from tests.memory.jobs.conftest import day, rewrite_answer, write_memory, write_note
 from wiki.compile import PROMPTS_DIR as WIKI_PROMPTS
 from wiki.vault import KINDS
 

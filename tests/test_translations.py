@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from django.utils.translation.template import templatize
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 PO = ROOT / "locale/vi/LC_MESSAGES/django.po"
 MO = ROOT / "locale/vi/LC_MESSAGES/django.mo"
 APPS = ("memory", "proposals", "wiki", "memoryproject")

@@ -17,7 +17,7 @@ from memory.models import Run
 from proposals import actions
 from proposals.models import Proposal
 from tests.fakellm import Reply
-from tests.jobs.conftest import (
+from tests.memory.jobs.conftest import (
     day,
     rewrite_answer,
     set_mtime,

@@ -1,5 +1,5 @@
 """memory/mcp/server.py in this process: the tool calls and resource reads the MCP
-transports hand to it (the transports themselves: tests/mcp/test_mcp_server.py)."""
+transports hand to it (the transports themselves: tests/memory/mcp/test_mcp_server.py)."""
 
 from __future__ import annotations
 

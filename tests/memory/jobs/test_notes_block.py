@@ -4,7 +4,7 @@ newest first."""
 from __future__ import annotations
 
 from memory.notes import NOTES_BUDGET, read_notes_block
-from tests.jobs.conftest import day, write_note
+from tests.memory.jobs.conftest import day, write_note
 
 
 def test_it_reads_seven_days_counted_by_day_newest_first(master):

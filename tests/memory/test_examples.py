@@ -17,7 +17,7 @@ from memory.models import ApiToken
 from proposals.models import Proposal
 from tests.fakellm import FakeLLM, Reply
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
 pytestmark = pytest.mark.django_db(transaction=True)
 
 

@@ -24,12 +24,13 @@ from __future__ import annotations
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.conf import settings
 from django.core.exceptions import SynchronousOnlyOperation
 from django.core.management.base import CommandError
-from django.db import DatabaseError, IntegrityError, connections, transaction
+from django.db import DatabaseError, IntegrityError, connection, connections, transaction
 from django.utils import timezone
 
 from memory import workspace
@@ -134,7 +135,18 @@ def time_zone() -> str:
     return name
 
 
+def database_missing() -> bool:
+    """Whether the database is a SQLite file that does not exist yet: connecting would
+    create it, and reading (the doctor, a zone asked before the first start) writes nothing."""
+    name = str(connection.settings_dict.get("NAME") or "")
+    if connection.vendor != "sqlite" or not name or name == ":memory:" or "mode=memory" in name:
+        return False
+    return not Path(name.removeprefix("file:").split("?", 1)[0]).exists()
+
+
 def _recorded(root: str, configured: str) -> tuple[str, str] | None:
+    if database_missing():
+        return None  # before the first start: the configured zone, and no file made
     try:
         row = WorkspaceBinding.objects.filter(pk=1).values_list("path", "time_zone").first()
         if row is not None and row[0] == root and not row[1]:

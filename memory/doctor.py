@@ -29,12 +29,10 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
-from django.db import connection
 from django.db.utils import DatabaseError
 
-from memory import agents, context, facts, workspace
+from memory import agents, binding, context, facts, workspace
 from memory.errors import PathRefused
 from memory.models import AGENT_ID_VALIDATOR, Agent
 from memory.search_keeper import status
@@ -151,18 +149,9 @@ def _size_of(rel: str) -> tuple[int | None, str]:
     return (None if text is None else len(text)), ""
 
 
-def _database_missing() -> bool:
-    """Whether the database is a SQLite file that does not exist yet: connecting would
-    create it, and the doctor writes nothing."""
-    name = str(connection.settings_dict.get("NAME") or "")
-    if connection.vendor != "sqlite" or not name or name == ":memory:" or "mode=memory" in name:
-        return False
-    return not Path(name.removeprefix("file:").split("?", 1)[0]).exists()
-
-
 def _known_agents(report: Report) -> list:
     assumed = [Agent(id=agents.DEFAULT_AGENT_ID, name="Master", is_default=True)]
-    if _database_missing():
+    if binding.database_missing():
         report.database = (
             "none yet (the first make run creates it): the default agent (the home itself) "
             "is assumed"

@@ -49,7 +49,7 @@ run: setup
 	PORT=$(PORT) BIN=$(BIN) bin/serve
 
 # axe-core for the browser tests and the MCP Inspector's CLI for the schema check in
-# tests/mcp (npm, pinned in package-lock.json); skipped without npm (those tests then
+# tests/memory/mcp (npm, pinned in package-lock.json); skipped without npm (those tests then
 # skip, except in CI where they fail).
 assets: node_modules/.installed
 

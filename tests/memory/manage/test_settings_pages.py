@@ -5,7 +5,7 @@ import pytest
 from django_q.models import Schedule
 
 from memory.models import Agent, ApiToken
-from tests.mcp.conftest import http_server  # noqa: F401 — the fixture, used below
+from tests.memory.mcp.conftest import http_server  # noqa: F401 — the fixture, used below
 
 
 def html_of(response) -> str:
@@ -175,7 +175,7 @@ def test_every_snippet_runs_as_written(alice, master, workspace, http_server):  
     from mcp import Client as McpClient
     from mcp import StdioServerParameters
 
-    from tests.mcp.conftest import http_client
+    from tests.memory.mcp.conftest import http_client
     from tests.processes import test_database_url
     from tests.test_readme import claude_mcp_add
 

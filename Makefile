@@ -46,11 +46,11 @@ run: setup
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput -v0
 	PORT=$(PORT) $(BIN)/python manage.py memory_init
-	$(BIN)/python manage.py memory_reindex --if-missing
 	PORT=$(PORT) BIN=$(BIN) bin/serve
 
-# axe-core for the browser tests (npm, pinned in package-lock.json); skipped without npm
-# (the accessibility test then skips, except in CI where it fails).
+# axe-core for the browser tests and the MCP Inspector's CLI for the schema check in
+# tests/memory/mcp (npm, pinned in package-lock.json); skipped without npm (those tests then
+# skip, except in CI where they fail).
 assets: node_modules/.installed
 
 node_modules/.installed: package-lock.json
@@ -62,7 +62,7 @@ node_modules/.installed: package-lock.json
 # processes (pytest-xdist; TEST_WORKERS=0 runs in this process). It ends with the 20
 # slowest tests, the wall time, and `time`'s CPU figures (user + sys).
 TEST_WORKERS ?= 2
-test: setup
+test: setup assets
 	time $(BIN)/pytest -n $(TEST_WORKERS) --durations=20 $(PYTEST_ARGS)
 
 # The served monospace face (static/memory/fonts/, committed) from the npm package.
@@ -115,6 +115,7 @@ bench: setup
 	$(BIN)/python bench/feed.py
 	$(BIN)/python bench/pages.py
 	$(BIN)/python bench/review.py
+	$(BIN)/python bench/openclaw_view.py
 
 clean:
 	rm -rf $(VENV) node_modules var/static var/test-*.sqlite3*

@@ -69,7 +69,7 @@ def line(rng: random.Random) -> str:
 def write_history(versions: int, rng: random.Random) -> dict[str, int]:
     """`versions` file versions through the operations, as a month of use would leave."""
     from memory import notes
-    from memory.agents import default_agent, ensure_agent_dirs
+    from memory.agents import default_agent
     from memory.attribution import attributed
     from memory.models import Agent, FileVersion
     from memory.tools import call_tool_result
@@ -78,8 +78,6 @@ def write_history(versions: int, rng: random.Random) -> dict[str, int]:
 
     master = default_agent()
     helper = Agent.objects.create(id="helper", name="Helper")
-    for agent in (master, helper):
-        ensure_agent_dirs(agent)
     made = {"attended notes": 0, "attended facts": 0, "approved lines": 0, "owner edits": 0}
     start = time.perf_counter()
     day0 = dt.datetime(2026, 11, 1, 8, 0, tzinfo=dt.UTC)

@@ -54,12 +54,11 @@ def fill(items: int) -> None:
     from django.contrib.auth import get_user_model
 
     from memory import clock, notes
-    from memory.agents import default_agent, ensure_all_dirs
+    from memory.agents import default_agent
     from memory.writes import add_memory_lines_or_propose
 
     get_user_model().objects.create_superuser("bench", "", "bench-password-1")
     master = default_agent()
-    ensure_all_dirs()
     today = clock.today()
     for n in range(items):
         day = (today - dt.timedelta(days=n)).isoformat()

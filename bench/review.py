@@ -80,14 +80,13 @@ def main() -> None:
         from django.test import Client
 
         from memory import history, notes
-        from memory.agents import default_agent, ensure_agent_dirs
+        from memory.agents import default_agent
         from memory.models import FileVersion
         from memory.writes import add_memory_lines_or_propose
         from proposals import actions
         from proposals.models import Proposal
 
         master = default_agent()
-        ensure_agent_dirs(master)
         owner = get_user_model().objects.create_superuser("owner", "", "pw-owner-123")
         client = Client()
         client.force_login(owner)

@@ -298,7 +298,7 @@ def main() -> None:
 
 def run(args: argparse.Namespace, home: Path, database: Path, fresh: bool) -> None:
     from memory import search, search_index, text
-    from memory.agents import default_agent, ensure_agent_dirs
+    from memory.agents import default_agent
     from memory.models import Agent
 
     for base in agent_dirs(args.agents)[1:]:
@@ -310,8 +310,6 @@ def run(args: argparse.Namespace, home: Path, database: Path, fresh: bool) -> No
             f"workspace: {files} files, {size / 1e6:.1f} MB, {args.agents} agent(s), built in "
             f"{time.perf_counter() - start:.1f} s ({home})"
         )
-    for agent in Agent.objects.all():
-        ensure_agent_dirs(agent)
     agent = default_agent()
     rows: list[tuple[str, str, str, str]] = []  # (what, measured, target, verdict)
     report = search_index.build()

@@ -126,14 +126,13 @@ def run(args: argparse.Namespace, home: Path) -> None:
     from django.core.management import call_command
 
     from memory import search, search_index, workspace
-    from memory.agents import default_agent, ensure_agent_dirs
+    from memory.agents import default_agent
     from memory.models import Agent
 
     call_command("migrate", verbosity=0)
     build(home, args.days)
     alpha = default_agent()
     beta = Agent.objects.create(id="beta", name="Beta")
-    ensure_agent_dirs(beta)
     search_index.build()
     search.search("warm", agent=alpha)  # opens the index in this thread
 

@@ -7,7 +7,14 @@ import logging
 from django.db import IntegrityError, transaction
 
 from memory import workspace
-from memory.errors import Conflict, DomainError, NotFound, PathRefused
+from memory.errors import (
+    Conflict,
+    DiskFull,
+    DomainError,
+    NotFound,
+    PathRefused,
+    WorkspaceReadOnly,
+)
 from memory.models import Agent
 
 log = logging.getLogger(__name__)
@@ -28,11 +35,12 @@ def get_agent_or_404(agent_id: str) -> Agent:
 def create_agent(
     *, id: str, name: str, autonomous: bool = False, memory_consolidate: str = ""
 ) -> Agent:
-    """Create a (non-default) agent from fields a serializer validated, with its directory
-    (SPEC §1, §12), its schedule too (memory.jobs.schedules). Conflict (409) when the id
-    is taken, also when two requests race for it. The row and the directory come together:
-    a workspace that cannot take the directory (read-only: WorkspaceReadOnly, 503; full:
-    DiskFull, 507; something in the way: PathRefused, 422) leaves no row behind."""
+    """Create a (non-default) agent from fields a serializer validated; its schedule
+    follows (memory.jobs.schedules). Its directory comes with its first write (SPEC §1):
+    nothing is made in the workspace now. Conflict (409) when the id is taken, also when
+    two requests race for it. An agent that could not write its memory is not made: a
+    dir that cannot be used (PathRefused, 422) or a workspace that takes no writes
+    (read-only: WorkspaceReadOnly, 503; full: DiskFull, 507) leaves no row behind."""
     if Agent.objects.filter(pk=id).exists():
         raise Conflict(f"Agent {id!r} exists.", field="id")
     try:
@@ -47,7 +55,7 @@ def create_agent(
             problems = dir_problems(agent)
             if problems:
                 raise PathRefused(problems[0])
-            _make_dirs(agent)  # raises the workspace's error, which rolls the row back
+            _require_writable(agent)  # raises the workspace's error: the row rolls back
             return agent
     except IntegrityError:
         raise Conflict(f"Agent {id!r} exists.", field="id") from None
@@ -118,51 +126,37 @@ def _dir_parts(agent: Agent) -> list[str]:
     return ["agents", agent.dir] if agent.dir else []
 
 
-def _make_dirs(agent: Agent) -> None:
-    """The agent's memory/ and its MEMORY.md (see ensure_agent_dirs); raises the
-    workspace's error."""
-    workspace.ensure_dir(agent.path("memory"))
-    if memory_file_name(agent) == MEMORY_FILE:
-        workspace.create(agent.path(MEMORY_FILE))
+def _require_writable(agent: Agent) -> None:
+    """WorkspaceReadOnly (503) or DiskFull (507) when the workspace could take none of the
+    agent's writes; looks only (workspace.health), makes nothing."""
+    health = workspace.health()
+    if not health.writable:
+        raise WorkspaceReadOnly(
+            f"The workspace {health.path} is read-only or not writable by this server: "
+            f"agent {agent.id} could not write its memory. Nothing was made.",
+            path=agent.dir,
+        )
+    if health.free_bytes <= 0:
+        raise DiskFull(
+            f"The workspace's disk is full: agent {agent.id} could not write its memory. "
+            "Nothing was made.",
+            path=agent.dir,
+        )
 
 
-def ensure_agent_dirs(agent: Agent) -> list[str]:
-    """Create the agent dir with its MEMORY.md and memory/ (SPEC §1). An existing
-    MEMORY.md is never touched; a new one is empty (an empty file is left out of the
-    prompt, as a missing one is). Where `memory.md` stands for MEMORY.md, no MEMORY.md is
-    created beside it: OpenClaw would then load the empty one instead.
+def agent_dir_problems() -> dict[str, list[str]]:
+    """Why each agent's dir cannot be used (dir_problems), by agent id, for the agents
+    that have problems — logged, never raised, so start-up always completes (SPEC §1).
 
-    Never raises for the workspace's state: an agent dir that cannot be used (a symbolic
-    link, a file where a folder should be, a read-only or full disk) is logged with the
-    reason and returned as problems, so start-up always completes (SPEC §1)."""
-    problems = dir_problems(agent)
-    if not problems:
-        try:
-            _make_dirs(agent)
-        except DomainError as exc:
-            problems = [exc.message]
-    for problem in problems:
-        log.warning("agent %s: %s", agent.id, problem)
-    return problems
-
-
-def on_agent_saved(sender: type[Agent], instance: Agent, created: bool, **kwargs) -> None:
-    """Every way an agent comes to exist (REST, admin, shell) gives it its directory."""
-    if created:
-        ensure_agent_dirs(instance)
-
-
-def ensure_all_dirs() -> dict[str, list[str]]:
-    """ensure_agent_dirs for every agent (and the user scope's folder). Returns the
-    problems found, by agent id ("" for the user scope); logged, never raised."""
+    Looks only: nothing is created. An agent's `MEMORY.md` and `memory/`, and the user
+    scope's `users/owner/facts/`, come with the first write that needs them, so a
+    workspace holds nothing its owner did not ask for (no empty file or folder to show as
+    untracked in their git)."""
     problems: dict[str, list[str]] = {}
-    try:
-        workspace.ensure_dir("users/owner/facts")
-    except DomainError as exc:
-        log.warning("the user scope: %s", exc.message)
-        problems[""] = [exc.message]
     for agent in Agent.objects.all():
-        found = ensure_agent_dirs(agent)
+        found = dir_problems(agent)
+        for problem in found:
+            log.warning("agent %s: %s", agent.id, problem)
         if found:
             problems[agent.id] = found
     return problems

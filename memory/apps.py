@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_delete, post_migrate, post_save
 
 
 class MemoryConfig(AppConfig):
@@ -6,13 +7,13 @@ class MemoryConfig(AppConfig):
     verbose_name = "Memory"
 
     def ready(self) -> None:
-        from django.db.models.signals import post_delete, post_migrate, post_save
-
-        from memory import agents, facts, history, kinds, tools, workspace
-        from memory.jobs import consolidate, hygiene, review, runs, schedules
-        from memory.models import Agent, Run
-        from proposals.actions import on_proposed, register_kind
-        from proposals.diff import register_presenter
+        # Imported here: these modules define or import models, which load only once the
+        # app registry is ready (Django's AppConfig.ready()).
+        from memory import facts, history, kinds, tools, workspace  # noqa: PLC0415
+        from memory.jobs import consolidate, hygiene, review, runs, schedules  # noqa: PLC0415
+        from memory.models import Agent, Run  # noqa: PLC0415
+        from proposals.actions import on_proposed, register_kind  # noqa: PLC0415
+        from proposals.diff import register_presenter  # noqa: PLC0415
 
         for kind in (
             kinds.UserFactKind(),
@@ -36,8 +37,6 @@ class MemoryConfig(AppConfig):
         # A consolidation lost with its worker is started again once (memory.jobs.runs).
         runs.register_redo(Run.Kind.CONSOLIDATE, "memory.jobs.tasks.consolidate_task")
 
-        # Every agent, however created, gets its dir (SPEC §1).
-        post_save.connect(agents.on_agent_saved, sender=Agent, dispatch_uid="memory-agent-dirs")
         # An agent's memory_consolidate cron is a django-q2 Schedule kept in step with it.
         post_save.connect(
             schedules.on_agent_saved, sender=Agent, dispatch_uid="memory-schedule-save"

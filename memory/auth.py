@@ -7,6 +7,7 @@ and the memory-tool endpoint all authenticate through `token_for_key`."""
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 
 from django.utils import timezone
@@ -22,6 +23,8 @@ from memory.presence import SOURCE_HEADER, Caller, caller_with_header
 # `Token <key>` is this API's own scheme; `Bearer <key>` is what MCP clients and most
 # runtimes send. Both carry the same key.
 KEYWORDS = ("token", "bearer")
+# How often a token's last use is written: at most once a minute.
+LAST_USED_EVERY = dt.timedelta(minutes=1)
 
 
 @dataclass(frozen=True)
@@ -88,8 +91,8 @@ def key_from_header(value: bytes | str) -> str | None:
 
 
 def token_for_key(key: str) -> ApiToken:
-    """The active token with this key (its last use recorded). Raises BadCredential for an
-    unknown key or an inactive owner."""
+    """The active token with this key (its last use recorded, to LAST_USED_EVERY).
+    Raises BadCredential for an unknown key or an inactive owner."""
     token = (
         ApiToken.objects.select_related("user", "agent").filter(key_hash=hash_token(key)).first()
     )
@@ -97,7 +100,11 @@ def token_for_key(key: str) -> ApiToken:
         raise BadCredential("Invalid token.")
     if token.user_id and not token.user.is_active:
         raise BadCredential("User inactive.")
-    ApiToken.objects.filter(pk=token.pk).update(last_used_at=timezone.now())
+    now = timezone.now()
+    if token.last_used_at is None or now - token.last_used_at >= LAST_USED_EVERY:
+        # A write per request would make every read a database write (on SQLite, one
+        # writer at a time for the whole host): the last use is kept to the minute.
+        ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
     return token
 
 

@@ -1,22 +1,18 @@
 """The owner's clock (SPEC §4.2): what "now" and "today" are for notes, in the owner's
-time zone (settings.MEMORY_TIME_ZONE, else the server's)."""
+time zone — the one recorded with the workspace (memory.binding: MEMORY_TIME_ZONE at the
+first start, else the server's), never the environment of whichever process asks."""
 
 from __future__ import annotations
 
 import datetime as dt
 from zoneinfo import ZoneInfo
 
-from django.conf import settings
+from memory.binding import time_zone
 
 
 def local_tz() -> dt.tzinfo:
-    """The owner's time zone: settings.MEMORY_TIME_ZONE, else the server's."""
-    name = settings.MEMORY_TIME_ZONE
-    if name:
-        return ZoneInfo(name)
-    tz = dt.datetime.now().astimezone().tzinfo
-    assert tz is not None
-    return tz
+    """The owner's time zone: the one the workspace records (memory.binding.time_zone)."""
+    return ZoneInfo(time_zone())
 
 
 def zone_name() -> str:

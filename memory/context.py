@@ -7,7 +7,10 @@ file memory.facts.user_path() names (a root USER.md in an OpenClaw workspace), M
 the agent's long-term file (memory.md where that stands for it; the section carries the
 file's own name).
 
-Pre-turn block (§4.2): yesterday's then today's plain note, each as a part
+Pre-turn block (§4.2): every note of today and yesterday — plain, session
+(`2026-05-20-0821.md`) and slugged (`2026-05-20-evening.md`), as OpenClaw writes them —
+newest first (today's before yesterday's; within a day the plain note, then the others by
+name, newest first: memory.notes.day_note_names), each as a part
 
     ## memory/2026-11-30.md
     ```markdown
@@ -30,7 +33,8 @@ is the one memory_search and memory_get use. What a conversation has seen is a N
 row per note.
 
 Caps (§4.2): each part shows at most MEMORY_PRE_TURN_NOTE_CHARS characters of note text,
-and the whole block stays within MEMORY_PRE_TURN_TOTAL_CHARS, today's note served first.
+and the whole block stays within MEMORY_PRE_TURN_TOTAL_CHARS, handed out in the block's
+order (newest first), so an older note is the one cut or only pointed at.
 A cut part ends its text after the last whole line that fits, with `…`, and is followed,
 after the fence, by a line saying what was left out and the memory_get call (path,
 from_line) that reads the rest. The cursor still moves past the whole note: the block
@@ -67,6 +71,10 @@ MEMORY_CAP = 24000
 NEW_SINCE_LABEL = "(new since last shown)"
 CHAT_KINDS = ("direct", "group")
 MAX_CONVERSATION_CHARS = 200
+# What a runtime already puts in the model's prompt itself, by section: asked for with its
+# name, the context leaves those sections out, so nothing reaches the model twice (§4.2).
+# OpenClaw injects its workspace's USER.md and MEMORY.md (or memory.md) on every turn.
+RUNTIMES: dict[str, frozenset[str]] = {"openclaw": frozenset({"user", "memory"})}
 
 log = logging.getLogger(__name__)
 
@@ -91,16 +99,33 @@ def _read_index(path: str) -> str:
     return facts.read_index()
 
 
-def system_sections(agent: Agent, *, capped: bool = True) -> list[tuple[str, str, str]]:
+def clean_runtime(runtime: object) -> str | None:
+    """A runtime's name (RUNTIMES), None for none; anything else is InvalidInput (422)."""
+    if runtime is None or runtime == "":
+        return None
+    if runtime not in RUNTIMES:
+        raise InvalidInput(
+            f"`runtime` must be one of {', '.join(sorted(RUNTIMES))}, not {runtime!r}."
+        )
+    return runtime  # type: ignore[return-value]
+
+
+def system_sections(
+    agent: Agent, *, capped: bool = True, runtime: str | None = None
+) -> list[tuple[str, str, str]]:
     """(title, workspace path, section text) of each §4.1 section present, in order — the
-    agent screen shows where each came from. capped=False: without the caps."""
+    agent screen shows where each came from. capped=False: without the caps. `runtime`
+    (RUNTIMES) leaves out the sections that runtime injects itself."""
     unlimited = sys.maxsize
+    injected = RUNTIMES[clean_runtime(runtime)] if runtime else frozenset()
     found = []
-    for title, path, limit in (
-        ("USER.md", facts.user_path(), USER_CAP),
-        ("INDEX.md", facts.INDEX_PATH, INDEX_CAP),
-        (notes.memory_file_name(agent), notes.memory_path(agent), MEMORY_CAP),
+    for role, title, path, limit in (
+        ("user", "USER.md", facts.user_path(), USER_CAP),
+        ("index", "INDEX.md", facts.INDEX_PATH, INDEX_CAP),
+        ("memory", notes.memory_file_name(agent), notes.memory_path(agent), MEMORY_CAP),
     ):
+        if role in injected:
+            continue
         reader = _read_index if path == facts.INDEX_PATH else workspace.read
         section = _section(title, _readable(reader, path), limit if capped else unlimited)
         if section:
@@ -108,18 +133,30 @@ def system_sections(agent: Agent, *, capped: bool = True) -> list[tuple[str, str
     return found
 
 
-def system_prompt(agent: Agent, *, capped: bool = True) -> str:
+def system_prompt(agent: Agent, *, capped: bool = True, runtime: str | None = None) -> str:
     """The §4.1 sections for a private conversation with `agent` ("" when all missing).
-    capped=False: the same without the caps (what the doctor compares against)."""
-    sections = system_sections(agent, capped=capped)
+    capped=False: the same without the caps (what the doctor compares against); `runtime`:
+    without what that runtime injects itself (RUNTIMES)."""
+    sections = system_sections(agent, capped=capped, runtime=runtime)
     return "\n\n".join(section for _title, _path, section in sections)
 
 
+def block_note_names(agent: Agent) -> list[str]:
+    """The file names of the notes the pre-turn block reads now, in its order: every note
+    of today and yesterday (the owner's days), newest first (§4.2)."""
+    today = clock.today()
+    return notes.day_note_names(agent, [today, today - dt.timedelta(days=1)])
+
+
 def pre_turn_paths(agent: Agent) -> list[str]:
-    """The workspace paths of the notes the pre-turn block reads (yesterday's and today's
-    plain notes) that exist."""
-    paths = [notes.note_path(agent, name) for name in _recent_plain_notes(clock.today())]
-    return [path for path in paths if workspace.exists(path)]
+    """The workspace paths of the notes the pre-turn block reads (block_note_names), in
+    its order; each exists (they come from a listing of memory/)."""
+    return [_note_rel(agent, name) for name in block_note_names(agent)]
+
+
+def _note_rel(agent: Agent, name: str) -> str:
+    # The name came from the listing of memory/ (one file name, no separator).
+    return agent.path(f"{notes.NOTES_DIR}/{name}")
 
 
 @dataclass(frozen=True)
@@ -133,7 +170,7 @@ def _sha(data: bytes) -> str:
 
 
 def _read_note_bytes(agent: Agent, name: str) -> bytes | None:
-    rel = notes.note_path(agent, name)
+    rel = _note_rel(agent, name)
 
     def read(rel: str) -> bytes | None:
         # Under the note's (shared) lock: memory_save appends whole lines under it, so we
@@ -142,11 +179,6 @@ def _read_note_bytes(agent: Agent, name: str) -> bytes | None:
             return workspace.read_bytes_from(rel, 0)
 
     return _readable(read, rel)
-
-
-def _recent_plain_notes(on: dt.date) -> list[str]:
-    # Oldest first, so the block reads in time order.
-    return [notes.plain_note_name(on - dt.timedelta(days=1)), notes.plain_note_name(on)]
 
 
 def note_cap() -> int:
@@ -201,21 +233,22 @@ def _cut_lines(text: str, limit: int) -> tuple[str, int]:
     return "\n".join(shown) + "…", len(shown)
 
 
-def _render(piece: _Piece, limit: int) -> str:
+def _render(piece: _Piece, limit: int) -> tuple[str, int]:
     """One part: heading, the note's text fenced (cut to `limit` characters, with the
-    memory_get call for the rest), or only that call when not even MIN_PART_CHARS fit."""
+    memory_get call for the rest), or only that call when not even MIN_PART_CHARS fit;
+    and how many characters of the note's text it shows."""
     path = f"{notes.NOTES_DIR}/{piece.name}"
     title = f"## {path} {NEW_SINCE_LABEL}" if piece.new_only else f"## {path}"
     if len(piece.text) <= limit:
         mark = fence_mark(piece.text)
-        return f"{title}\n{mark}markdown\n{piece.text}\n{mark}"
+        return f"{title}\n{mark}markdown\n{piece.text}\n{mark}", len(piece.text)
     total_lines = piece.text.count("\n") + 1
     if limit < MIN_PART_CHARS:
         return (
             f"{title}\n[… {total_lines:,} line(s), {len(piece.text):,} characters of this "
             f'note not shown (the block is full): call memory_get with path="{path}", '
             f"from_line={piece.first_line}]"
-        )
+        ), 0
     shown, whole_lines = _cut_lines(piece.text, limit)
     mark = fence_mark(shown)
     left_chars = len(piece.text) - (len(shown) - 1)
@@ -224,20 +257,37 @@ def _render(piece: _Piece, limit: int) -> str:
         f"[… {total_lines - whole_lines:,} more line(s), {left_chars:,} characters of this "
         f'note not shown: call memory_get with path="{path}", '
         f"from_line={piece.first_line + whole_lines}]"
-    )
+    ), len(shown) - 1
+
+
+@dataclass(frozen=True)
+class Part:
+    """What the block holds of one note: its file name, the characters of its text, how
+    many of them the block shows (all: whole; fewer: cut; 0: only the memory_get call)."""
+
+    name: str
+    chars: int
+    shown: int
+
+
+def _assemble_parts(pieces: list[_Piece], *, capped: bool = True) -> tuple[str, list[Part]]:
+    """The block from its pieces (in the block's order, newest first), capped per note and
+    in total — the room handed out in that order, so the newest note is never the one
+    crowded out — and what it holds of each note."""
+    rendered: list[str] = []
+    parts: list[Part] = []
+    room = total_cap() if capped else sys.maxsize
+    per_note = note_cap() if capped else sys.maxsize
+    for piece in pieces:
+        part, shown = _render(piece, min(per_note, max(room - FRAME_RESERVE, 0)))
+        rendered.append(part)
+        parts.append(Part(piece.name, len(piece.text), shown))
+        room -= len(part) + 2  # and the blank line between parts
+    return "\n\n".join(rendered), parts
 
 
 def _assemble(pieces: list[_Piece], *, capped: bool = True) -> str:
-    """The block from its pieces (oldest first), capped per note and in total. The room
-    is handed out newest first, so today's note is never the one crowded out."""
-    rendered: dict[int, str] = {}
-    room = total_cap() if capped else sys.maxsize
-    per_note = note_cap() if capped else sys.maxsize
-    for index in range(len(pieces) - 1, -1, -1):
-        part = _render(pieces[index], min(per_note, max(room - FRAME_RESERVE, 0)))
-        rendered[index] = part
-        room -= len(part) + 2  # and the blank line between parts
-    return "\n\n".join(rendered[index] for index in range(len(pieces)))
+    return _assemble_parts(pieces, capped=capped)[0]
 
 
 def clean_conversation(conversation: object) -> str:
@@ -253,7 +303,7 @@ def pre_turn_block(agent: Agent, conversation: str, *, advance: bool = True) -> 
 
     With advance (the default) the conversation's cursors move to what was shown, so the
     next call shows only what is appended after. advance=False computes the same block
-    and writes nothing. Suffixed notes are never included.
+    and writes nothing. Every note of today and yesterday is read (block_note_names).
     """
     conversation = clean_conversation(conversation)
     pieces: list[_Piece] = []
@@ -262,7 +312,7 @@ def pre_turn_block(agent: Agent, conversation: str, *, advance: bool = True) -> 
         cursor.note: cursor
         for cursor in NoteCursor.objects.filter(agent=agent, conversation=conversation)
     }
-    for name in _recent_plain_notes(clock.today()):
+    for name in block_note_names(agent):
         data = _read_note_bytes(agent, name)
         if data is None:
             continue
@@ -328,31 +378,42 @@ def pre_turn_for_turn(agent: Agent, conversation: str, turn: str) -> str:
 
 
 def preview_pre_turn(agent: Agent) -> str:
-    """The block a new conversation would get now (today's and yesterday's plain notes,
+    """The block a new conversation would get now (every note of today and yesterday,
     whole, within the caps). Writes no cursor: for the management pages' agent screen."""
+    return render_new_block(read_block_notes(agent))
+
+
+def read_block_notes(agent: Agent) -> list[tuple[str, bytes]]:
+    """(file name, bytes) of each note the block reads now, in its order; a note that
+    cannot be read (a symbolic link) is left out."""
     notes_read = []
-    for name in recent_note_names():
+    for name in block_note_names(agent):
         data = _read_note_bytes(agent, name)
         if data is not None:
             notes_read.append((name, data))
-    return render_new_block(notes_read)
+    return notes_read
 
 
-def recent_note_names() -> list[str]:
-    """The notes the block reads, oldest first: yesterday's and today's plain names."""
-    return _recent_plain_notes(clock.today())
-
-
-def render_new_block(notes_read: list[tuple[str, bytes]], *, capped: bool = True) -> str:
-    """The block a new conversation gets for these notes ((file name, bytes), oldest
-    first), within the caps (or, capped=False, without them). Pure: reads and writes
-    nothing (the doctor uses it too)."""
+def _new_pieces(notes_read: list[tuple[str, bytes]]) -> list[_Piece]:
     pieces = []
     for name, data in notes_read:
         piece = _piece(name, data, start=0, new_only=False)
         if piece:
             pieces.append(piece)
-    return _assemble(pieces, capped=capped)
+    return pieces
+
+
+def render_new_block(notes_read: list[tuple[str, bytes]], *, capped: bool = True) -> str:
+    """The block a new conversation gets for these notes ((file name, bytes), in the
+    block's order), within the caps (or, capped=False, without them). Pure: reads and
+    writes nothing (the doctor uses it too)."""
+    return _assemble(_new_pieces(notes_read), capped=capped)
+
+
+def plan_new_block(notes_read: list[tuple[str, bytes]]) -> list[Part]:
+    """What a new conversation's block holds of each of these notes, within the caps:
+    what the doctor shows per agent. Pure."""
+    return _assemble_parts(_new_pieces(notes_read))[1]
 
 
 def build_context(
@@ -361,14 +422,17 @@ def build_context(
     chat: str | None = "direct",
     *,
     turn: str | None = None,
+    runtime: str | None = None,
 ) -> dict:
     """`{"system", "pre_turn"}` for one turn. `chat` is "direct" (default) or "group";
     a group gets no private memory at all (§4.3). Without a conversation the pre-turn
     block is the preview (no cursor written); with a `turn` it is retry-safe
-    (pre_turn_for_turn)."""
+    (pre_turn_for_turn). `runtime` names a runtime that injects some files itself
+    (RUNTIMES: "openclaw"): their sections are left out of `system` (§4.2)."""
     chat = chat or "direct"
     if chat not in CHAT_KINDS:
         raise InvalidInput(f"`chat` must be one of {', '.join(CHAT_KINDS)}, not {chat!r}.")
+    runtime = clean_runtime(runtime)
     if chat == "group":
         return {"system": "", "pre_turn": ""}
     if conversation is None or conversation == "":
@@ -379,4 +443,4 @@ def build_context(
         pre_turn = pre_turn_for_turn(agent, conversation, turn)
     else:
         pre_turn = pre_turn_block(agent, conversation)
-    return {"system": system_prompt(agent), "pre_turn": pre_turn}
+    return {"system": system_prompt(agent, runtime=runtime), "pre_turn": pre_turn}

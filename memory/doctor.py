@@ -1,4 +1,4 @@
-"""The doctor (docs/decisions.md, "OpenClaw workspaces"): what this app makes of a workspace,
+"""The doctor (docs/decisions.md, "OpenClaw and clients"): what this app makes of a workspace,
 changing nothing.
 
 `diagnose()` reads MY_AGENT_HOME — through memory.workspace, which lists entries without
@@ -7,27 +7,49 @@ following links (`survey`) and reads without locking — and reports, as data:
 - the layout it recognised: an OpenClaw workspace (root USER.md, memory.md, persona files,
   an OpenClaw memory-wiki vault, session transcripts), this app's (users/owner/…), both, or
   an empty one;
-- the files it reads into the prompt (USER.md, INDEX.md, each agent's MEMORY.md, and the
-  notes read before the opening message), their sizes against the caps, and the context
-  size before and after the caps;
+- the files it reads into the prompt (USER.md, INDEX.md, each agent's MEMORY.md), their
+  sizes against the caps, and the context size before and after the caps;
+- for each agent, what the pre-turn block will hold now: every note of today and
+  yesterday (plain, session, slugged), newest first, each whole, cut or only named for
+  memory_get within the caps (SPEC §4.2);
 - every file it ignores, and why (a link, hidden, not Markdown, not UTF-8, a name that
   looks like a note but is not a day, a persona file, a file another one wins over);
-- what start-up (memory_init) would create, and the extra paths with their state.
+- folders under `agents/` that hold memory files but have no agent yet (a folder without
+  memory files is not offered: a workspace may keep code there), and what start-up
+  (memory_init) would create (only its own hidden machinery: memory files and folders are
+  created by the first write that needs them), and the extra paths with their state.
 
 `render(report)` turns it into the text `python manage.py memory_doctor` prints. Nothing
-here writes: no file, no lock file, no row.
+here writes: no file, no lock file, no row — not even the SQLite database file, which is
+not opened when it does not exist yet.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 from django.db.utils import DatabaseError
 
-from memory import agents, context, facts, workspace
+from memory import agents, binding, context, facts, workspace
 from memory.errors import PathRefused
+from memory.models import AGENT_ID_VALIDATOR, Agent
+from memory.search_keeper import status
 from memory.text import FACT_NAME_RE, note_day, parse_frontmatter, parse_note_name
+
+# What other apps find in an agent's files and want the doctor to say (registration, not
+# dispatch by name: the wiki registers what it finds in a vault from WikiConfig.ready()).
+# Each gets the agent and returns data merged into that agent's `wiki` report; it must
+# only read.
+_VAULT_CHECKS: list[Callable[..., dict]] = []
+
+
+def register_vault_check(check: Callable[..., dict]) -> None:
+    """Add a check of an agent's vault to the doctor's report (idempotent)."""
+    if check not in _VAULT_CHECKS:
+        _VAULT_CHECKS.append(check)
+
 
 PERSONA_FILES = (
     "AGENTS.md",
@@ -50,6 +72,7 @@ class PromptFile:
     chars: int | None  # None: absent
     cap: int
     note: str = ""
+    in_block: bool = False  # a note of the pre-turn block (else a system-prompt file)
 
     @property
     def over(self) -> bool:
@@ -73,6 +96,7 @@ class AgentReport:
     system_after: int = 0
     pre_turn_before: int = 0
     pre_turn_after: int = 0
+    pre_turn_notes: int = 0
     notes: int = 0
     note_days: int = 0
     odd_notes: list[str] = field(default_factory=list)
@@ -92,6 +116,8 @@ class Report:
     creates: list[str] = field(default_factory=list)
     extra: list[dict] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    folders_without_memory: int = 0  # folders under agents/ holding no memory file
+    search: str = ""  # the index and how soon hand edits are found (search_keeper.status)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -124,13 +150,18 @@ def _size_of(rel: str) -> tuple[int | None, str]:
 
 
 def _known_agents(report: Report) -> list:
-    from memory.models import Agent
-
+    assumed = [Agent(id=agents.DEFAULT_AGENT_ID, name="Master", is_default=True)]
+    if binding.database_missing():
+        report.database = (
+            "none yet (the first make run creates it): the default agent (the home itself) "
+            "is assumed"
+        )
+        return assumed
     try:
         return list(Agent.objects.all())
     except DatabaseError:
         report.database = "not migrated yet: the default agent (the home itself) is assumed"
-        return [Agent(id=agents.DEFAULT_AGENT_ID, name="Master", is_default=True)]
+        return assumed
 
 
 # --- the layout ------------------------------------------------------------------------------
@@ -329,45 +360,83 @@ def _prompt(report: Report, agent, agent_report: AgentReport) -> None:
     except PathRefused as exc:
         report.problems.append(f"the system prompt of {agent.id} cannot be read: {exc.message}")
     notes_read = []
-    for note in context.recent_note_names():
+    for note in context.block_note_names(agent):
         rel = agent.path(f"memory/{note}")
         try:
             data = workspace.read_bytes_from(rel, 0)
         except PathRefused as exc:
             rows.append(PromptFile(f"memory/{note}", rel, None, context.note_cap(), exc.message))
             continue
-        text = data.decode("utf-8", errors="replace") if data is not None else None
-        rows.append(
-            PromptFile(
-                f"memory/{note}",
-                rel,
-                None if text is None else len(text),
-                context.note_cap(),
-                "read before the opening message",
-            )
-        )
         if data is not None:
             notes_read.append((note, data))
+    for part in context.plan_new_block(notes_read):
+        rows.append(
+            PromptFile(
+                f"memory/{part.name}",
+                agent.path(f"memory/{part.name}"),
+                part.chars,
+                context.note_cap(),
+                _block_state(part),
+                in_block=True,
+            )
+        )
+    agent_report.pre_turn_notes = len(notes_read)
     agent_report.pre_turn_before = len(context.render_new_block(notes_read, capped=False))
     agent_report.pre_turn_after = len(context.render_new_block(notes_read))
     agent_report.prompt = rows
 
 
+def _block_state(part) -> str:
+    """What the pre-turn block holds of one note, in words."""
+    if part.shown >= part.chars:
+        return "in the block, whole"
+    if part.shown:
+        return f"in the block, cut to {part.shown:,} chars; the rest named for memory_get"
+    return "not shown: the block is full (named for memory_get)"
+
+
 def _creates(report: Report, known: list) -> None:
-    if not _is_dir(facts.FACTS_DIR):
-        report.creates.append(f"{facts.FACTS_DIR}/ (an empty folder for the shared facts)")
-    for agent in known:
-        memory_dir = agent.path("memory")
-        if not _is_dir(memory_dir):
-            report.creates.append(f"{memory_dir}/")
-        if agents.memory_file_name(agent) == agents.MEMORY_FILE and not _present(
-            agent.path(agents.MEMORY_FILE)
-        ):
-            report.creates.append(f"{agent.path(agents.MEMORY_FILE)} (empty)")
+    """Start-up makes only its own hidden machinery (ignored by git); memory files and
+    folders come with the first write that needs them (SPEC §1)."""
     if not workspace.is_dir(workspace.LOCK_DIR):
-        report.creates.append(f"{workspace.LOCK_DIR}/ (lock files, on the first write)")
+        report.creates.append(f"{workspace.LOCK_DIR}/ (lock files, ignored by git)")
     if not workspace.is_dir(workspace.STATE_DIR):
         report.creates.append(f"{workspace.STATE_DIR}/ (derived state, ignored by git)")
+
+
+def _holds_memory(folder: str) -> bool:
+    """Whether an `agents/<id>` folder holds memory files: MEMORY.md, memory.md, or a
+    Markdown file under its memory/ — a code folder has none of them."""
+    names = {entry.path.rsplit("/", 1)[-1] for entry in _safe_survey(folder, False)}
+    if names & {agents.MEMORY_FILE, agents.MEMORY_ALT_FILE}:
+        return True
+    return any(
+        entry.kind == "file" and entry.path.endswith(".md")
+        for entry in _safe_survey(f"{folder}/memory", True)
+    )
+
+
+def _agent_folders(report: Report, known_dirs: set[str]) -> None:
+    """Offer an agent for each folder under agents/ that holds memory files and has none;
+    count the folders that hold none (not offered)."""
+    skipped = 0
+    for entry in _safe_survey("agents", False):
+        if entry.kind == "symlink":
+            report.ignored.append(Ignored(entry.path, "a symbolic link: never followed"))
+            continue
+        if entry.kind != "dir" or entry.hidden or entry.path in known_dirs:
+            continue
+        if not _holds_memory(entry.path):
+            skipped += 1
+            continue
+        agent_id = entry.path.split("/", 1)[1]
+        if len(agent_id) > 64 or not AGENT_ID_VALIDATOR.regex.match(agent_id):
+            report.ignored.append(
+                Ignored(entry.path, "holds memory files, but its name cannot be an agent id")
+            )
+            continue
+        report.agents.append(AgentReport(agent_id, entry.path, False))
+    report.folders_without_memory = skipped
 
 
 def diagnose() -> Report:
@@ -386,14 +455,13 @@ def diagnose() -> Report:
         agent_report = AgentReport(agent.id, agent.dir, True)
         _prompt(report, agent, agent_report)
         _classify_memory(report, agent_report, agent.path("memory"))
+        if agent_report.wiki:
+            for check in _VAULT_CHECKS:
+                agent_report.wiki.update(check(agent))
         report.agents.append(agent_report)
-    for entry in _safe_survey("agents", False):
-        if entry.kind == "dir" and not entry.hidden and entry.path not in known_dirs:
-            agent_id = entry.path.split("/", 1)[1]
-            report.agents.append(AgentReport(agent_id, entry.path, False))
-        elif entry.kind == "symlink":
-            report.ignored.append(Ignored(entry.path, "a symbolic link: never followed"))
+    _agent_folders(report, known_dirs)
     _creates(report, known)
+    report.search = _search_state()
     for extra in workspace.extra_roots():
         report.extra.append(
             {
@@ -403,6 +471,13 @@ def diagnose() -> Report:
             }
         )
     return report
+
+
+def _search_state() -> str:
+    try:
+        return status()["message"]
+    except Exception as exc:  # noqa: BLE001 — the doctor reports, it never fails on this
+        return f"unknown ({type(exc).__name__}: {exc})"
 
 
 # --- the text ----------------------------------------------------------------------------
@@ -421,6 +496,12 @@ def render(report: Report) -> str:
         lines.append(f"Database: {report.database}")
     for agent in report.agents:
         lines += ["", *_agent_lines(agent)]
+    if report.folders_without_memory:
+        lines += [
+            "",
+            f"agents/: {report.folders_without_memory:,} folder(s) without memory files "
+            "(no MEMORY.md, memory.md or memory/*.md): not offered as agents",
+        ]
     lines += ["", "Ignored, and why:"]
     lines += [f"  {item.path:<40} {item.why}" for item in report.ignored] or ["  nothing"]
     if report.extra:
@@ -428,6 +509,8 @@ def render(report: Report) -> str:
         for extra in report.extra:
             state = f"shown as {extra['shown_as']}/" if extra["shown_as"] else extra["problem"]
             lines.append(f"  {extra['path']}: {state}")
+    if report.search:
+        lines += ["", f"Search index: {report.search}"]
     lines += ["", "Start-up (make run → memory_init) would create:"]
     lines += [f"  {item}" for item in report.creates] or ["  nothing"]
     if report.problems:
@@ -436,25 +519,38 @@ def render(report: Report) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _row_line(row: PromptFile) -> str:
+    state = _n(row.chars)
+    if row.over and not row.in_block:
+        state += f" — over the cap {row.cap:,}: cut with …"
+    note = f" ({row.note})" if row.note else ""
+    if row.in_block:  # a note: its path says what it is
+        return f"    {row.path:<40} {state}{note}"
+    return f"    {row.label:<24} {row.path:<34} {state}{note}"
+
+
 def _agent_lines(agent: AgentReport) -> list[str]:
     """One agent's part of the report: what its prompt reads, its notes, other files and
     wiki vault; or, for a folder without an agent, how to make one."""
     if not agent.known:
         return [
-            f"Agent folder {agent.dir}/: no agent yet — create the agent {agent.id!r} "
-            "(POST /api/agents or the admin) to use it"
+            f"Agent folder {agent.dir}/ holds memory files but no agent yet — create the "
+            f"agent {agent.id!r} (POST /api/agents or the admin) to use it"
         ]
     lines = [
         f"Agent {agent.id} ({agent.dir or 'the home itself'})",
-        "  Read into the prompt (caps: USER.md/INDEX.md 4,000, MEMORY.md 24,000;",
-        f"  notes {context.note_cap():,} each, {context.total_cap():,} for the block):",
+        "  System prompt (caps: USER.md/INDEX.md 4,000, MEMORY.md 24,000):",
     ]
     for row in agent.prompt:
-        state = _n(row.chars)
-        if row.over:
-            state += f" — over the cap {row.cap:,}: cut with …"
-        note = f" ({row.note})" if row.note else ""
-        lines.append(f"    {row.label:<24} {row.path:<34} {state}{note}")
+        if not row.in_block:
+            lines.append(_row_line(row))
+    lines.append(
+        f"  Pre-turn block, before a new conversation's first message (every note of today "
+        f"and yesterday, newest first; {context.note_cap():,} chars a note, "
+        f"{context.total_cap():,} in all):"
+    )
+    block = [_row_line(row) for row in agent.prompt if row.in_block]
+    lines += block or ["    nothing: no note of today or yesterday"]
     lines.append(
         f"  Context before → after the caps: system prompt {agent.system_before:,} → "
         f"{agent.system_after:,} chars; pre-turn block {agent.pre_turn_before:,} → "
@@ -485,6 +581,23 @@ def _wiki_lines(wiki: dict) -> list[str]:
             f"{wiki.get('openclaw_blocks', 0)} with OpenClaw's Related block: "
             "read as they are, their blocks left alone"
         )
+    for keys in wiki.get("same_named", []):
+        lines.append(
+            "    one name, two pages (told apart by their folders; link one as "
+            f"[[{keys[0]}]]): " + ", ".join(keys)
+        )
+    ambiguous = wiki.get("ambiguous_links", [])
+    if ambiguous:
+        lines.append(
+            f"    {len(ambiguous)} bare link(s) that match several pages (each opens the first; "
+            "lint reports them as ambiguous):"
+        )
+        lines += [
+            f"      {row['page']}: [[{row['link']}]] matches {', '.join(row['matches'])}"
+            for row in ambiguous[:10]
+        ]
+        if len(ambiguous) > 10:
+            lines.append(f"      … and {len(ambiguous) - 10} more")
     if wiki.get("other"):
         lines.append("    not pages, left as they are: " + ", ".join(wiki["other"]))
     return lines

@@ -248,15 +248,34 @@ def get_fact_or_404(name: str) -> Fact:
     return fact
 
 
-def _fact_names() -> list[str]:
+def _fact_names() -> tuple[str, ...]:
     """The names of every fact, sorted, from one listing of the directory (no stat, no
-    read). A hand-made file whose name is not a slug cannot be addressed as a fact."""
+    read), kept while the directory is unchanged (workspace.from_names). A hand-made file
+    whose name is not a slug cannot be addressed as a fact."""
+    return workspace.from_names(FACTS_DIR, "facts", _sorted_fact_names, _resorted_fact_names)
+
+
+def _sorted_fact_names(listed: list[str]) -> tuple[str, ...]:
     names = []
-    for file_name in workspace.list_names(FACTS_DIR):
+    for file_name in listed:
         stem = file_name[:-3]
         if file_name != INDEX_NAME and len(stem) <= 64 and FACT_NAME_RE.fullmatch(stem):
             names.append(stem)
-    return sorted(names)
+    return tuple(sorted(names))
+
+
+def _resorted_fact_names(
+    names: tuple[str, ...], added: frozenset[str], removed: frozenset[str]
+) -> tuple[str, ...]:
+    """_sorted_fact_names of the listing with `added` and `removed` changed, by bisect."""
+    kept = list(names)
+    for name in _sorted_fact_names(list(removed)):
+        at = bisect.bisect_left(kept, name)
+        if at < len(kept) and kept[at] == name:
+            del kept[at]
+    for name in _sorted_fact_names(list(added)):
+        bisect.insort(kept, name)
+    return tuple(kept)
 
 
 def list_facts() -> list[Fact]:
@@ -510,5 +529,6 @@ def forget_fact(name: str) -> None:
 
 
 def count_facts() -> int:
-    """How many facts there are: one listing of the directory, no file read or stat'ed."""
+    """How many facts there are: a stat of the directory (listed again only when it
+    changed), no fact read or stat'ed."""
     return len(_fact_names())

@@ -51,6 +51,7 @@ from memory.text import note_day
 logger = logging.getLogger(__name__)
 
 SNAPSHOT_EVERY = 32
+LARGE_BYTES = 256 * 1024
 FULL, DELTA, APPEND, NONE = "full", "delta", "append", "none"
 OUTSIDE_NOTE = "edited outside the app"
 FIRST_SEEN_NOTE = "as found when history began"
@@ -63,31 +64,47 @@ Op = FileVersion.Op
 # --- storage ------------------------------------------------------------------------------
 
 
+def _common(before: bytes, after: bytes) -> tuple[int, int]:
+    """(the length of the common prefix, of the common suffix not overlapping it): block
+    by block, then by halving inside the first block that differs (bytes comparisons run
+    in C; a block's copy is small)."""
+    limit = min(len(before), len(after))
+    prefix = _run_length(lambda a, b: before[a:b] == after[a:b], limit)
+    end_old, end_new = len(before), len(after)
+    suffix = _run_length(
+        lambda a, b: before[end_old - b : end_old - a] == after[end_new - b : end_new - a],
+        limit - prefix,
+    )
+    return prefix, suffix
+
+
+def _run_length(same: Callable[[int, int], bool], limit: int, block: int = 65536) -> int:
+    """The largest n ≤ limit with same(0, n), given same(a, b) for ranges [a, b)."""
+    start = 0
+    while start < limit and same(start, min(start + block, limit)):
+        start = min(start + block, limit)
+    low, high = start, min(start + block, limit)
+    while low < high:  # same(start, low) holds, same(start, high + 1) does not
+        middle = (low + high + 1) // 2
+        if same(start, middle):
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _level(data: bytes) -> int:
+    # A large file (INDEX.md of thousands of facts) is compressed fast, inside the write.
+    return 6 if len(data) < LARGE_BYTES else 1
+
+
 def _pack(storage: str, before: bytes | None, after: bytes | None) -> bytes:
     if storage == NONE or after is None:
         return b""
     if storage == FULL:
-        return zlib.compress(after, 6)
+        return zlib.compress(after, _level(after))
     before = before or b""
-    limit = min(len(before), len(after))
-    prefix = 0
-    # Common prefix and suffix by halving (bytes comparisons run in C).
-    low, high = 0, limit
-    while low < high:
-        middle = (low + high + 1) // 2
-        if before[:middle] == after[:middle]:
-            low = middle
-        else:
-            high = middle - 1
-    prefix = low
-    low, high = 0, limit - prefix
-    while low < high:
-        middle = (low + high + 1) // 2
-        if before[len(before) - middle :] == after[len(after) - middle :]:
-            low = middle
-        else:
-            high = middle - 1
-    suffix = low
+    prefix, suffix = _common(before, after)
     middle_bytes = after[prefix : len(after) - suffix]
     return zlib.compress(_HEADER.pack(prefix, suffix) + middle_bytes, 6)
 
@@ -241,9 +258,25 @@ def _writer_agent(path: str, attribution: Attribution) -> str:
 
 
 def _line_stats(before: bytes | None, after: bytes | None) -> tuple[int, int]:
-    old = (text_of(before) or "").splitlines()
-    new = (text_of(after) or "").splitlines()
+    """(lines removed, lines added). The lines both texts begin and end with are left
+    out first (the diff would skip them too): one changed line of a large file costs the
+    size of that line, not of the file."""
+    before, after = before or b"", after or b""
+    prefix, suffix = _common(before, after)
+    start = before.rfind(b"\n", 0, prefix) + 1  # whole lines before the first difference
+    newline = before.find(b"\n", len(before) - suffix) if suffix else -1
+    tail = len(before) - newline - 1 if newline != -1 else 0  # whole lines after the last
+    old = (text_of(before[start : len(before) - tail]) or "").splitlines()
+    new = (text_of(after[start : len(after) - tail]) or "").splitlines()
     return textdiff.changed_line_count(textdiff.line_opcodes(old, new, seconds=STATS_SECONDS))
+
+
+def _whole_is_smaller(delta: bytes, after: bytes | None) -> bool:
+    """Whether the new text compressed whole would be no larger than its delta. A delta a
+    sixteenth of the text is smaller than the text compressed: not compressed to ask."""
+    if after is None or len(delta) * 16 < len(after):
+        return False
+    return len(delta) >= len(zlib.compress(after, 1))
 
 
 def _new_row(
@@ -279,7 +312,7 @@ def _new_row(
         removed = 0
     else:
         data = _pack(storage, before, after)
-        if storage == DELTA and after is not None and len(data) >= len(zlib.compress(after, 1)):
+        if storage == DELTA and _whole_is_smaller(data, after):
             storage, base_seq = FULL, seq
             data = _pack(FULL, None, after)
         if appended is not None:
@@ -338,7 +371,8 @@ def _record(change: workspace.Change) -> None:
     path = change.path
     now = timezone.now()
     agent = agent_of_path(path)
-    last = FileVersion.objects.filter(path=path).order_by("-seq").first()
+    # The newest version's stored text is read only when it is needed (content()).
+    last = FileVersion.objects.filter(path=path).order_by("-seq").defer("data").first()
     attribution = change.attribution
 
     if change.op == "adopt":

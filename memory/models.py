@@ -109,7 +109,8 @@ class NoteCursor(models.Model):
 
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE)
     conversation = models.CharField(max_length=200)
-    note = models.CharField(max_length=100)  # e.g. "2026-11-30.md"
+    # e.g. "2026-11-30.md", "2026-11-30-evening.md": any note's file name (255 bytes at most)
+    note = models.CharField(max_length=255)
     shown_size = models.PositiveBigIntegerField(default=0)
     shown_hash = models.CharField(max_length=64, default="")
     updated_at = models.DateTimeField(auto_now=True)
@@ -255,10 +256,13 @@ class WorkerBeat(models.Model):
 
 class WorkspaceBinding(models.Model):
     """The workspace this database serves (memory.binding): one row, claimed by the first
-    start. Rows describe files of one workspace, so another one is refused."""
+    start. Rows describe files of one workspace, so another one is refused. `time_zone` is
+    the owner's zone recorded with it (SPEC §4.2): the day every process writes a note to,
+    whatever its own environment says."""
 
     path = models.CharField(max_length=1000)
     claimed_at = models.DateTimeField()
+    time_zone = models.CharField(max_length=64, blank=True, default="")
 
     class Meta:
         verbose_name = _("workspace of this database")

@@ -11,13 +11,12 @@ import datetime as dt
 import logging
 from dataclasses import dataclass, field
 
-from memory import agents, workspace
+from memory import agents, reading, workspace
 from memory.clock import local_now
 from memory.errors import InvalidInput, NotFound, PathRefused
 from memory.listing import Listing, page_bounds
 from memory.models import Agent
 from memory.text import (
-    LOOSE_NOTE_NAME_RE,
     clean_heading,
     fence_mark,
     fold,
@@ -234,33 +233,27 @@ def _note_day(name: str) -> dt.date | None:
     return parsed[0] if parsed else None
 
 
-def _sorted_names(agent: Agent) -> tuple[list[str], list[str]]:
+def _sorted_names(agent: Agent) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(the daily notes' names without `.md`, newest first; the other Markdown files'
-    names, by name) of the agent's `memory/`, from one listing of the directory — no
-    stat, no read.
+    names, by name) of the agent's `memory/` (memory.reading.note_names)."""
+    return reading.note_names(agent)
 
-    Newest first is by day, then by name without `.md` descending, which is simply the
-    names without `.md` descending: a note's name starts with its ISO day."""
-    stems: list[str] = []
-    others: list[str] = []
-    shaped = LOOSE_NOTE_NAME_RE.fullmatch  # note_day's names, checked without a call each
-    for name in workspace.list_names(agent.path(NOTES_DIR)):
-        if shaped(name, 0, len(name) - 3):  # list_names gives names ending in .md
-            stems.append(name[:-3])
-        else:
-            others.append(name)
-    stems.sort(reverse=True)
-    from_iso = dt.date.fromisoformat
-    notes = []
-    for stem in stems:
-        try:
-            from_iso(stem[:10])
-        except ValueError:  # shaped like a date, but not one (2026-02-30)
-            others.append(f"{stem}.md")
-            continue
-        notes.append(stem)
-    others.sort()
-    return notes, others
+
+def day_note_names(agent: Agent, days: list[dt.date]) -> list[str]:
+    """The file names of every note of these days — plain, session (`2026-05-20-0821.md`),
+    slugged (`2026-05-20-evening.md`) and the odd but real names (`2026-05-20_1030.md`) —
+    from one listing of `memory/` (no stat, no read): the days in the order given, and
+    within a day the plain note first (what memory_save appends to: the day's running
+    log), then the others newest first (by name, descending). SPEC §4.2."""
+    wanted = {day.isoformat(): index for index, day in enumerate(days)}
+    found: list[tuple[int, bool, str]] = []
+    for stem in _sorted_names(agent)[0]:  # newest first, real days only
+        index = wanted.get(stem[:10])
+        if index is not None:
+            found.append((index, len(stem) != 10, stem))
+    # A stable sort keeps the listing's newest-first order within (day, plain first).
+    found.sort(key=lambda item: (item[0], item[1]))
+    return [f"{stem}.md" for _index, _suffixed, stem in found]
 
 
 def _infos(agent: Agent, names: list[str]) -> list[NoteInfo]:
@@ -308,19 +301,10 @@ def list_notes(agent: Agent, *, include_other: bool = False) -> list[NoteInfo]:
 
 
 def count_notes(agent: Agent, *, include_other: bool = False) -> int:
-    """How many notes notes_listing would list: one listing of the directory, no stat."""
-    names = workspace.list_names(agent.path(NOTES_DIR))
-    if include_other:
-        return len(names)
-    shaped, from_iso, count = LOOSE_NOTE_NAME_RE.fullmatch, dt.date.fromisoformat, 0
-    for name in names:
-        if shaped(name, 0, len(name) - 3):
-            try:
-                from_iso(name[:10])
-            except ValueError:
-                continue
-            count += 1
-    return count
+    """How many notes notes_listing would list: a stat of the directory (its names are
+    listed again only when it changed), no stat of a note."""
+    stems, others = _sorted_names(agent)
+    return len(stems) + (len(others) if include_other else 0)
 
 
 def read_note(agent: Agent, name: str) -> str:
@@ -410,6 +394,7 @@ class NotesBlock:
     cut: bool = False
     hashes: dict[str, str] = field(default_factory=dict)
     unreadable: list[tuple[str, str]] = field(default_factory=list)
+    since: dt.date | None = None  # no note of an earlier day was read (read_notes_block)
 
     def left_out(self) -> list[str]:
         """One reason per unreadable note, for a run's reasons (a person reads them)."""
@@ -479,7 +464,11 @@ def _left_out_marker(left_out: int) -> str:
 
 
 def read_notes_block(
-    agent: Agent, *, days: int = NOTES_DAYS, budget: int = NOTES_BUDGET
+    agent: Agent,
+    *,
+    days: int = NOTES_DAYS,
+    budget: int = NOTES_BUDGET,
+    since: dt.date | None = None,
 ) -> NotesBlock:
     """Up to `days` days of the agent's daily notes, newest day first, within `budget`
     characters (SPEC §8). Within a day the plain note comes first, then the other notes
@@ -490,11 +479,15 @@ def read_notes_block(
     that says how many characters were left out, and no older day follows (a gap in the
     middle would hide that days are missing); when less than MIN_CUT_CHARS would be left
     it is left out entirely. So the newest day always contributes, even when it alone is
-    larger than the budget.
+    larger than the budget. With `since`, no note of a day before it is read (the first
+    consolidation of an existing workspace: memory.jobs.consolidate.first_window).
     """
     window: list[str] = []
     seen_days: set[str] = set()
+    oldest = since.isoformat() if since is not None else ""
     for stem in _sorted_names(agent)[0]:  # newest day first
+        if stem[:10] < oldest:
+            break  # every later name is of an earlier day
         if stem[:10] not in seen_days:
             if len(seen_days) == days:
                 break  # older days are beyond the window
@@ -556,7 +549,7 @@ def read_notes_block(
             break
     for name, why in unreadable:
         log.warning("notes block of %s: left out %s: %s", agent.id, name, why)
-    return NotesBlock(text, included_days, names, newest, cut, hashes, unreadable)
+    return NotesBlock(text, included_days, names, newest, cut, hashes, unreadable, since)
 
 
 def write_memory_file(agent: Agent, rel: str, body: str, *, base_hash: str | None = None) -> None:
@@ -565,8 +558,6 @@ def write_memory_file(agent: Agent, rel: str, body: str, *, base_hash: str | Non
     dir (`memory/...md`) and must be one memory_get can read; wiki pages are refused (they
     are written through the wiki, which keeps their sources and links). With base_hash,
     Conflict when the file changed since. InvalidInput / PathRefused for anything else."""
-    from memory.reading import resolve_memory_path
-
     if not isinstance(body, str):
         raise InvalidInput("A memory file must be text.")
     if not rel.startswith(f"{NOTES_DIR}/"):
@@ -574,5 +565,5 @@ def write_memory_file(agent: Agent, rel: str, body: str, *, base_hash: str | Non
     if rel.startswith(f"{NOTES_DIR}/wiki/"):
         raise InvalidInput("Wiki pages are written with wiki_apply, which keeps their sources.")
     workspace.write_checked(
-        resolve_memory_path(agent, rel), normalise_newlines(body), base_hash=base_hash
+        reading.resolve_memory_path(agent, rel), normalise_newlines(body), base_hash=base_hash
     )

@@ -29,6 +29,7 @@ _SOURCE_RE = re.compile(r"[a-z][a-z0-9_-]{0,31}(?::[!-~]{1,160})?", re.ASCII)
 _JOB_ID_RE = re.compile(r"[!-~]{1,160}", re.ASCII)
 JOB_PREFIX = "job:"
 SOURCE_HEADER = "X-Memory-Source"
+RUNTIME_HEADER = "X-Memory-Runtime"
 REST_DEFAULT = "http"
 MCP_DEFAULT = "mcp"
 
@@ -62,11 +63,14 @@ class Caller:
 
     `agent_id` is None for the owner. `job` is the job id of a job token (None for an
     interactive one). `channel` is the validated `X-Memory-Source` header, if any.
+    `runtime` is the runtime the connection names (`X-Memory-Runtime`, `mcp --runtime`):
+    memory_context leaves out what it injects itself (memory.context.RUNTIMES).
     """
 
     agent_id: str | None = None
     job: str | None = None
     channel: str | None = None
+    runtime: str | None = None
 
     def source(self, stated: object = None, *, default: str = REST_DEFAULT) -> str:
         """The source of a write this caller makes.

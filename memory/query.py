@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
+from memory import clock
 from memory import dates as date_rules
 from memory import text as text_rules
 from memory.errors import InvalidInput
@@ -70,8 +71,6 @@ class Query:
             raise InvalidInput(NO_WORDS)
         sequence = tuple(text_rules._WORD_RE.findall(text_rules.fold(text)))
         if today is None:
-            from memory import clock
-
             today = clock.today()
         return cls(text, words, sequence, date_rules.find(text, today))
 

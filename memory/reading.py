@@ -21,6 +21,7 @@ links below the home, as search and the listings skip them).
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import io
 import re
@@ -29,8 +30,9 @@ from dataclasses import dataclass
 
 from memory import agents, workspace
 from memory.errors import NotFound, PathRefused
+from memory.listing import Listing, page_bounds
 from memory.models import Agent
-from memory.text import FACT_NAME_RE, note_day
+from memory.text import FACT_NAME_RE, LOOSE_NOTE_NAME_RE, note_day
 
 MAX_LINES = 120
 MAX_LINES_PER_CALL = 5000  # the most `lines` one call may ask for
@@ -279,38 +281,134 @@ def _when(mtime: float) -> dt.datetime:
     return dt.datetime.fromtimestamp(mtime, tz=dt.UTC)
 
 
+def note_names(agent: Agent) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(the daily notes' names without `.md`, newest first; the other Markdown files'
+    names, by name) of the agent's `memory/`, from one listing of the directory — no
+    stat, no read — kept while the directory is unchanged (workspace.from_names).
+
+    Newest first is by day, then by name without `.md` descending, which is simply the
+    names without `.md` descending: a note's name starts with its ISO day."""
+    return workspace.from_names(agent.path("memory"), "notes", _sort_names, _resort_names)
+
+
+def _sort_names(listed: list[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    stems: list[str] = []
+    others: list[str] = []
+    shaped = LOOSE_NOTE_NAME_RE.fullmatch  # note_day's names, checked without a call each
+    for name in listed:
+        if shaped(name, 0, len(name) - 3):  # list_names gives names ending in .md
+            stems.append(name[:-3])
+        else:
+            others.append(name)
+    stems.sort(reverse=True)
+    from_iso = dt.date.fromisoformat
+    notes = []
+    for stem in stems:
+        try:
+            from_iso(stem[:10])
+        except ValueError:  # shaped like a date, but not one (2026-02-30)
+            others.append(f"{stem}.md")
+            continue
+        notes.append(stem)
+    others.sort()
+    return tuple(notes), tuple(others)
+
+
+def _resort_names(
+    sorted_names: tuple[tuple[str, ...], tuple[str, ...]],
+    added: frozenset[str],
+    removed: frozenset[str],
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """_sort_names of the listing with `added` and `removed` changed: the few names that
+    came or went put in or taken out where they belong (bisect), the rest kept."""
+    stems, others = sorted_names
+    new_notes, new_others = _sort_names(sorted(added))
+    gone_notes, gone_others = _sort_names(sorted(removed))
+    # Notes are kept newest first: bisect over the names turned around.
+    ascending = list(reversed(stems))
+    for stem in gone_notes:
+        at = bisect.bisect_left(ascending, stem)
+        if at < len(ascending) and ascending[at] == stem:
+            del ascending[at]
+    for stem in new_notes:
+        bisect.insort(ascending, stem)
+    kept_others = list(others)
+    for name in gone_others:
+        at = bisect.bisect_left(kept_others, name)
+        if at < len(kept_others) and kept_others[at] == name:
+            del kept_others[at]
+    for name in new_others:
+        bisect.insort(kept_others, name)
+    return tuple(reversed(ascending)), tuple(kept_others)
+
+
 def memory_files(agent: Agent, *, include_extra: bool = True) -> list[MemoryFile]:
-    """Every Markdown file memory_get can read of this agent's memory: its long-term file,
-    every `.md` below memory/ (notes, hand-kept files in any subfolder, wiki pages), and,
-    with include_extra, the files of the extra paths. Order: the long-term file, notes
-    newest first, other files by path, wiki pages by path, extra files by path. Symlinks
-    and hidden files are left out, as search leaves them out."""
-    found: list[MemoryFile] = []
+    """Every Markdown file memory_get can read of this agent's memory (memory_files_listing
+    without a limit)."""
+    return memory_files_listing(agent, include_extra=include_extra)[0].items
+
+
+def memory_files_listing(
+    agent: Agent, *, offset: int = 0, limit: int | None = None, include_extra: bool = True
+) -> tuple[Listing[MemoryFile], dict[str, int]]:
+    """One page of every Markdown file memory_get can read of this agent's memory, how
+    many there are, and how many of each kind: its long-term file, every `.md` below
+    memory/ (notes, hand-kept files in any subfolder, wiki pages), and, with
+    include_extra, the files of the extra paths. Order: the long-term file, notes newest
+    first, other files by path, wiki pages by path, extra files by path. Symlinks and
+    hidden files are left out, as search leaves them out.
+
+    The notes — what grows with the years — cost what their page costs (their names from
+    memory.notes, a stat per note shown); the other files are listed whole. InvalidInput
+    for a negative offset or limit."""
+    head: list[MemoryFile] = []
     name = agents.memory_file_name(agent)
     info = workspace.stat(agent.path(name))
     if info is not None:
-        found.append(MemoryFile(name, "memory", None, info.size, _when(info.mtime), False))
+        head.append(MemoryFile(name, "memory", None, info.size, _when(info.mtime), False))
+    stems, top_others = note_names(agent)
+    rest = _other_files(agent, top_others, include_extra=include_extra)
+    counts = {kind: 0 for kind in KINDS}
+    counts["memory"], counts["note"] = len(head), len(stems)
+    for row in rest:
+        counts[row.kind] += 1
+    total = len(head) + len(stems) + len(rest)
+    window = range(total)[page_bounds(offset, limit)]
+    first_note, after_notes = len(head), len(head) + len(stems)
+    note_window = range(max(window.start, first_note), min(window.stop, after_notes))
+    items = [head[i] for i in window if i < first_note]
+    prefix = f"{agent.dir}/" if agent.dir else ""
+    for info in workspace.file_infos(
+        agent.path("memory"), [f"{stems[i - first_note]}.md" for i in note_window]
+    ):
+        path = info.path[len(prefix) :]
+        kind, day = kind_of(path)
+        items.append(MemoryFile(path, kind, day, info.size, _when(info.mtime), True))
+    items += [rest[i - after_notes] for i in window if i >= after_notes]
+    return Listing(items, total), counts
+
+
+def _other_files(agent: Agent, top_others: tuple[str, ...], *, include_extra: bool) -> list:
+    """The files of memory_files_listing after the notes: hand-kept files (directly in
+    memory/ and in its subfolders) by path, wiki pages by path, extra files by path."""
     prefix = f"{agent.dir}/" if agent.dir else ""
     rows: list[MemoryFile] = []
-    for info in workspace.list_files(agent.path("memory"), recursive=True):
+    found = workspace.file_infos(agent.path("memory"), list(top_others))
+    for sub in workspace.list_dirs(agent.path("memory")):
+        found += workspace.list_files(agent.path(f"memory/{sub}"), recursive=True)
+    for info in found:
         path = info.path[len(prefix) :]
         kind, day = kind_of(path)
         rows.append(MemoryFile(path, kind, day, info.size, _when(info.mtime), kind != "wiki"))
-    notes_first = sorted(
-        (row for row in rows if row.kind == "note"),
-        key=lambda row: (row.day, row.path.removesuffix(".md")),
-        reverse=True,
-    )
-    found += notes_first
-    found += sorted((row for row in rows if row.kind == "file"), key=lambda row: row.path)
-    found += sorted((row for row in rows if row.kind == "wiki"), key=lambda row: row.path)
+    ordered = sorted((row for row in rows if row.kind != "wiki"), key=lambda row: row.path)
+    ordered += sorted((row for row in rows if row.kind == "wiki"), key=lambda row: row.path)
     if include_extra:
         extras = sorted(workspace.scan_extra(), key=lambda scanned: scanned.path)
-        found += [
+        ordered += [
             MemoryFile(s.path, "extra", None, s.size, _when(s.mtime_ns / 1e9), False)
             for s in extras
         ]
-    return found
+    return ordered
 
 
 def read_with_hash(agent: Agent, path: str) -> tuple[str, str]:

@@ -24,11 +24,12 @@ Plain words, ranked, explainable — the rules (docs/decisions.md, "Search"):
   and the heading the entry sits under.
 
 How it is fast: the entries of every file are kept in this host's search index
-(memory.search_index), which every query first brings up to date (the change log of app
-writes; hand edits by a reconcile at most MEMORY_SEARCH_RECONCILE_SECONDS old). Before
-returning, every hit's file is read again and checked against what was indexed, so no hit
-is ever a line that is no longer in the file (a stale file is re-indexed and the query run
-again).
+(memory.search_index), which every query first brings up to date from the change log (app
+writes, and the hand edits the host's keeper saw: memory.search_keeper). Before returning,
+every hit's file is read again and checked against what was indexed, so no hit is ever a
+line that is no longer in the file (a stale file is re-indexed and the query run again).
+While the host has no usable index (the first start, one found broken), the same query
+runs on an index of just its scopes built from the files: slower, the same hits.
 """
 
 from __future__ import annotations
@@ -40,8 +41,9 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from memory import ranking, search_index, workspace
+from memory import ranking, search_index, search_keeper, workspace
 from memory import text as text_rules
+from memory.agents import get_agent_or_404
 from memory.errors import InvalidInput
 from memory.models import Agent
 from memory.query import INSIDE, WHOLE, Query, QueryWord, as_query
@@ -553,35 +555,58 @@ def _hits(
 
 
 def _refresh(index: search_index.Index, paths: Iterable[str]) -> None:
-    db = index.db
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        for path in paths:
-            search_index.refresh(index, path)
-        db.execute("COMMIT")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
+    search_index.refresh_paths(index, list(paths))
 
 
-def _run(query: Query, pools: list[_Pool], limit: int, *, merge: bool) -> list[Hit]:
+_ALL = slice(None)
+
+
+def _run(
+    query: Query,
+    pools: list[_Pool],
+    limit: int,
+    *,
+    merge: bool,
+    shown: slice = _ALL,
+    count_up_to: int | None = None,
+) -> tuple[list[Hit], int]:
     """The best `limit` hits (SPEC §6.1): of the one pool, or (merge) of every pool ranked
-    on its own and interleaved by rank (§6.2), words weighed across the pools. Only the
-    rows kept are read back from their files."""
-    index = search_index.get()
-    search_index.catch_up(index)
-    for pool in pools:
-        _open_pool(index, pool)
-    for attempt in range(4):
-        try:
-            rows, words = _select(index, query, pools, limit)
-            kept = _interleave_rows(rows, limit) if merge else rows[0]
-            return _hits(index, pools, kept, words)
-        except _Stale as stale:
-            if attempt == 3:
-                raise RuntimeError(f"search: files keep changing under it: {stale.paths}") from None
-            _refresh(index, stale.paths)
-    raise AssertionError("unreachable")
+    on its own and interleaved by rank (§6.2), words weighed across the pools; and how
+    many were found: the rows ranked (at most `limit`), or with `count_up_to` the entries
+    that match, counted by the index up to that many. Only the rows `shown` (all of them
+    by default: a page of a window) are read back from their files and returned. On this
+    host's index, or — while there is none usable — on one built from the files
+    (search_keeper.with_index)."""
+
+    def run(index: search_index.Index) -> tuple[list[Hit], int]:
+        opened = [_open_pool(index, _fresh(pool)) for pool in pools]
+        for attempt in range(4):
+            try:
+                rows, words = _select(index, query, opened, limit)
+                kept = _interleave_rows(rows, limit) if merge else rows[0][:limit]
+                if count_up_to is None:
+                    found = len(kept)
+                else:
+                    found = _count(index.db, opened, words, count_up_to)
+                return _hits(index, opened, kept[shown], words), found
+            except _Stale as stale:
+                if attempt == 3:
+                    raise RuntimeError(
+                        f"search: files keep changing under it: {stale.paths}"
+                    ) from None
+                _refresh(index, stale.paths)
+        raise AssertionError("unreachable")
+
+    return search_keeper.with_index(_scope_dirs(pools), run)
+
+
+def _fresh(pool: _Pool) -> _Pool:
+    """The pool with nothing opened yet (each index has its own tables)."""
+    return _Pool(pool.scope, pool.agent_id, list(pool.dirs))
+
+
+def _scope_dirs(pools: list[_Pool]) -> set[str]:
+    return {scope_dir for pool in pools for scope_dir in pool.dirs}
 
 
 @dataclass
@@ -873,6 +898,29 @@ def _select(index, query: Query, pools, limit) -> tuple[list[list[_Row]], list[_
     return ranked, context.words
 
 
+def _count(db, pools: list[_Pool], words: list[_Word], cap: int) -> int:
+    """How many entries the pools' ranked rows come from, up to `cap`, counted inside the
+    index (no row leaves SQLite): those holding any query word, as none is dropped for
+    missing one (SPEC §6.1). A table several pools share (the extra paths) counts once."""
+    tables = sorted({table for pool in pools for table in pool.tables})
+    with_tokens = [word for word in words if word.tokens]
+    if not with_tokens:
+        return 0
+    return _count_match(db, tables, " OR ".join(word.expr for word in with_tokens), cap)
+
+
+def _count_match(db, tables: list[str], expr: str, cap: int) -> int:
+    found = 0
+    for table in tables:
+        if found >= cap:
+            break
+        found += db.execute(
+            f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT ?)",
+            (expr, cap - found),
+        ).fetchone()[0]
+    return min(found, cap)
+
+
 def _interleave_rows(pools: list[list[_Row]], limit: int) -> list[_Row]:
     """Merge ranked pools so the best entry of each stands before the second of any
     (SPEC §6.2); within a round, by score."""
@@ -919,7 +967,7 @@ def search(
         pool = _Pool(USER_SCOPE, None, [search_index.USER_SCOPE_DIR])
     else:
         pool = _agent_pool(agent, include_user=include_user)
-    return _run(query, [pool], limit, merge=False)
+    return _run(query, [pool], limit, merge=False)[0]
 
 
 def explain(
@@ -929,23 +977,24 @@ def explain(
     `search_window`) would search: its rule, in how many entries it stands, its weight.
     Raises InvalidInput for a query without letters or digits."""
     query = as_query(query)
-    index = search_index.get()
-    search_index.catch_up(index)
     if agent is not None:
         pools = [_agent_pool(agent, include_user=include_user)]
     else:
         pools = _all_pools()
-    for pool in pools:
-        _open_pool(index, pool)
-    scope_ids = sorted({scope_id for pool in pools for scope_id in pool.scope_ids})
-    words, total = _weigh(index, query, scope_ids)
-    return Explained(
-        total,
-        [
-            WordWeight(w.word, q.rule, w.df, w.weight / 1000, sorted(w.tokens)[:20], w.capped)
-            for w, q in zip(words, query.words, strict=True)
-        ],
-    )
+
+    def run(index: search_index.Index) -> Explained:
+        opened = [_open_pool(index, _fresh(pool)) for pool in pools]
+        scope_ids = sorted({scope_id for pool in opened for scope_id in pool.scope_ids})
+        words, total = _weigh(index, query, scope_ids)
+        return Explained(
+            total,
+            [
+                WordWeight(w.word, q.rule, w.df, w.weight / 1000, sorted(w.tokens)[:20], w.capped)
+                for w, q in zip(words, query.words, strict=True)
+            ],
+        )
+
+    return search_keeper.with_index(_scope_dirs(pools), run)
 
 
 def _all_pools() -> list[_Pool]:
@@ -954,17 +1003,23 @@ def _all_pools() -> list[_Pool]:
     return pools
 
 
-def _search_all(query: Query, *, agent_id: str | None, limit: int) -> list[Hit]:
+def _search_all(
+    query: Query,
+    *,
+    agent_id: str | None,
+    limit: int,
+    shown: slice = _ALL,
+    count_up_to: int | None = None,
+) -> tuple[list[Hit], int]:
     """SPEC §6.2. With agent_id: that agent's files and the user scope, as `search` ranks
     them. Without: every agent's results and the user scope's, each ranked on its own
-    (words weighed over all of them, so ranks compare) and interleaved by rank. Raises
-    NotFound for an unknown agent, InvalidInput as `search`."""
-    from memory.agents import get_agent_or_404
-
+    (words weighed over all of them, so ranks compare) and interleaved by rank. The hits
+    `shown` of the best `limit`, and how many of those there are. Raises NotFound for an
+    unknown agent, InvalidInput as `search`."""
     if agent_id is not None:
         pool = _agent_pool(get_agent_or_404(agent_id), include_user=True)
-        return _run(query, [pool], limit, merge=False)
-    return _run(query, _all_pools(), limit, merge=True)
+        return _run(query, [pool], limit, merge=False, shown=shown, count_up_to=count_up_to)
+    return _run(query, _all_pools(), limit, merge=True, shown=shown, count_up_to=count_up_to)
 
 
 COUNT_CAP = 1000
@@ -1000,14 +1055,21 @@ def search_window(
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
         raise InvalidInput("offset must be a whole number, 0 or more.")
     query = as_query(query)
-    # Bounded work: rows past the counted ones and one more page are never fetched, so an
+    # Bounded work: rows past the counted ones and one more page are never ranked, so an
     # offset far past the end (up to 2^63) costs what the last page costs — an empty page.
     wanted = min(max(count_up_to, offset + limit), count_up_to + MAX_LIMIT) + 1
-    found = _search_all(query, agent_id=agent_id, limit=wanted)
-    capped = len(found) >= wanted
-    if capped:
-        found = found[: wanted - 1]
-    return Window(found[offset : offset + limit], len(found), capped, offset, limit)
+    # Each pool ranks the rows down to the page's last (the first n rows of an
+    # interleaving come from the first n of each pool), only the page's are read back
+    # from their files, and the rest are counted inside the index.
+    hits, found = _search_all(
+        query,
+        agent_id=agent_id,
+        limit=min(offset + limit, wanted - 1),
+        shown=slice(offset, offset + limit),
+        count_up_to=wanted,
+    )
+    capped = found >= wanted
+    return Window(hits, min(found, wanted - 1), capped, offset, limit)
 
 
 def _lines(hit: Hit) -> str:

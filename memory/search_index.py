@@ -1,10 +1,13 @@
 """The search index: a cache of every searched file's entries, one per host, shared by all
-the processes of that host, rebuildable from the files alone (the SPEC §6.1 rules; docs/search.md).
+the processes of that host, rebuildable from the files alone (the SPEC §6.1 rules;
+docs/search.md).
 
-What it is: an SQLite database under MEMORY_SEARCH_DIR (a local disk, never the shared
-workspace volume: SQLite over NFS is unsafe), named by the workspace root it indexes.
-Nothing in it is memory: delete it and the next query (or `manage.py memory_reindex`)
-builds it again from the Markdown files.
+What it is: an SQLite database kept by memory.search_store under MEMORY_SEARCH_DIR (a local
+disk, never the shared workspace volume: SQLite over NFS is unsafe), one folder per
+workspace root, in generations: a rebuild writes a new one beside the current one and
+every process moves to it at its next query — no file is ever replaced under a process
+that has it open. Nothing in it is memory: delete it and it is built again from the
+Markdown files, while search answers from the files (`from_files`).
 
 - `files`: every searched file (MEMORY.md and `memory/**/*.md` of each agent dir, and the
   shared facts) with the key it was read at — (size, mtime_ns, ctime_ns, inode) — a hash
@@ -18,6 +21,8 @@ builds it again from the Markdown files.
 - `tokens`: every distinct word with a trigram index over it, so a query word of four or
   more letters finds the words it is inside (`sach` → `sach`, `sachs`), and `df`: in how
   many entries of each scope each word stands — what rarity weights are computed from.
+- `meta`: what it was built for (`_signature`: nothing a process sets), where in the change
+  log it stopped (`changes`), when the last stat check ran (`reconciled_ns`).
 
 Row ids put entries in rank order: rowid = slot << ENTRY_BITS | (ENTRY_MASK - ordinal),
 and slots are allocated so that a higher slot is a newer file ((rank_ns, path) ascending:
@@ -27,9 +32,12 @@ is `ORDER BY rowid DESC`, which FTS5 walks lazily and stops at LIMIT.
 Freshness (docs/decisions.md, "Search"):
 - a change made through the app is in the change log (memory.workspace); every query first
   reads the log from where this host's index last stopped and re-indexes those files;
-- a change made by hand is found by `reconcile` (a stat of every file against its key),
-  which a query runs first whenever the last one on this host is older than
-  MEMORY_SEARCH_RECONCILE_SECONDS;
+- a change made by hand is seen by the host's keeper (memory.search_keeper: an inotify
+  watch, or a stat of every file every MEMORY_SEARCH_RECONCILE_SECONDS where no watch is
+  possible), which records it in the change log too; with no keeper alive, by `reconcile`
+  run from queries as the bound requires;
+- every write to the index is a short transaction (BATCH_PATHS files) and readers never
+  wait for a writer (WAL);
 - and memory.search reads every file it returns a hit from and checks it against the key
   and hash indexed here before returning, so a hit is never a line no longer in the file.
 """
@@ -37,30 +45,29 @@ Freshness (docs/decisions.md, "Search"):
 from __future__ import annotations
 
 import collections
+import contextlib
 import datetime as dt
 import hashlib
 import logging
-import os
 import re
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from zoneinfo import ZoneInfo
 
 from django.conf import settings
-from django.core.exceptions import ImproperlyConfigured
 
+from memory import search_store, workspace
 from memory import text as text_rules
-from memory import workspace
 from memory.errors import PathRefused
 
 logger = logging.getLogger(__name__)
 
-# 3: an entry's words in order with repeats and its heading's words; the words per scope
-SCHEMA_VERSION = "3"
+# 2: a dated note ranks by its day in UTC; 3: an entry's words in order with repeats and
+# its heading's words, the words per scope; 4: both
+SCHEMA_VERSION = "4"
 ENTRY_BITS = 22
 ENTRY_MASK = (1 << ENTRY_BITS) - 1  # at most ~4 million entries in one file
 SLOT_GAP = 1 << 16  # room left between neighbouring files when slots are laid out
@@ -72,22 +79,6 @@ MEMORY_FILES = ("MEMORY.md", "memory.md")  # memory.md stands for MEMORY.md when
 # A file whose ctime is this close to the moment it was read may change again within the
 # same timestamp tick without its key changing: it is checked by hash until it settles.
 RACY_NS = 2_000_000_000
-
-
-def index_path() -> Path:
-    """The index file of the current workspace root (tests point MEMORY_SEARCH_DIR at
-    tmp_path; two roots never share a file)."""
-    base = Path(settings.MEMORY_SEARCH_DIR).expanduser().resolve()
-    root = workspace.root()
-    if base == root or root in base.parents:
-        # Only memory.workspace touches files under the home; and an index on a shared
-        # workspace volume would be SQLite over NFS.
-        raise ImproperlyConfigured(
-            f"MEMORY_SEARCH_DIR ({base}) is inside MY_AGENT_HOME ({root}): put the search "
-            "index on a local disk outside the workspace."
-        )
-    digest = hashlib.sha256(str(root).encode("utf-8")).hexdigest()[:16]
-    return base / f"index-{digest}.sqlite3"
 
 
 def hash_text(text: str) -> str:
@@ -144,13 +135,16 @@ def note_day(rel: str, scope: str) -> dt.date | None:
 
 
 def rank_ns(rel: str, scope: str, mtime_ns: int) -> int:
-    """ "Newer" (SPEC §6.1 ranking): a dated note by its day (the start of it, in the owner's
-    time zone: MEMORY_TIME_ZONE), any other file by its modification time."""
+    """ "Newer" (SPEC §6.1 ranking): a dated note by its day (the start of it in UTC — the
+    same in every process and on every host, whatever zone each runs in: the index's
+    contents never depend on a process setting), any other file by its modification time."""
     day = note_day(rel, scope)
     if day is None:
         return mtime_ns
-    zone = ZoneInfo(settings.MEMORY_TIME_ZONE)
-    return int(dt.datetime(day.year, day.month, day.day, tzinfo=zone).timestamp()) * 10**9
+    return (day - _EPOCH).days * 86_400 * 10**9
+
+
+_EPOCH = dt.date(1970, 1, 1)
 
 
 def _blank_machine_blocks(original: str) -> str:
@@ -278,18 +272,55 @@ def entries_of(
 
 _local = threading.local()
 
+# A query waits at most this long for the write lock to catch up (the keeper writes in
+# short batches); past it the query answers from the index as it is (every hit is checked
+# against its file) rather than fail.
+QUERY_BUSY_MS = 2000
+KEEPER_BUSY_MS = 30000
+# The page cache of one connection, in KiB: small on purpose. The index file's pages stay
+# in the operating system's page cache, which every process of the host shares: that is
+# the host's one cache, so a worker's memory does not grow with the index.
+CACHE_KIB = 2048
+
 
 class Index:
-    """One connection to this host's index of the current workspace (one per thread)."""
+    """One connection to an index: this host's current generation (one per thread, holding
+    a lease on it), or an index built in memory from the files (`from_files`)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(
+        self,
+        path: Path | None = None,
+        *,
+        db: sqlite3.Connection | None = None,
+        generation: str | None = None,
+        lease: search_store.Lease | None = None,
+        busy_ms: int = QUERY_BUSY_MS,
+    ) -> None:
         self.path = path
-        self.db = sqlite3.connect(path, isolation_level=None, timeout=60, check_same_thread=False)
-        self.db.execute("PRAGMA busy_timeout = 60000")
+        self.generation = generation
+        self.lease = lease
+        if db is None:
+            assert path is not None
+            # mode=rw: never create a file that is not there (a generation removed meanwhile).
+            db = sqlite3.connect(
+                f"{path.as_uri()}?mode=rw",
+                uri=True,
+                isolation_level=None,
+                timeout=busy_ms / 1000,
+                check_same_thread=False,
+            )
+        self.db = db
+        self.busy_ms = busy_ms
+        self.closed = False
+        self.db.execute(f"PRAGMA busy_timeout = {int(busy_ms)}")
         self.db.execute("PRAGMA synchronous = NORMAL")
-        self.db.execute("PRAGMA cache_size = -16000")
-        self.inode = os.stat(path).st_ino
+        self.db.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
         self._tables: dict[str, tuple[int, str]] = {}
+
+    @property
+    def in_memory(self) -> bool:
+        """Built from the files for one query (no usable index on this host)."""
+        return self.path is None
 
     def meta(self, key: str) -> str | None:
         row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
@@ -320,8 +351,18 @@ class Index:
         self._tables[scope_dir] = known
         return known
 
+    def signature_ok(self) -> bool:
+        """Whether it was built for these rules (SCHEMA_VERSION, the block sizes, this root).
+        Raises sqlite3.DatabaseError when the file is not a readable index."""
+        stored = dict(self.db.execute("SELECT key, value FROM meta").fetchall())
+        return all(stored.get(key) == value for key, value in _signature().items())
+
     def close(self) -> None:
-        self.db.close()
+        self.closed = True
+        with contextlib.suppress(sqlite3.Error):
+            self.db.close()
+        if self.lease is not None:
+            self.lease.release()
 
 
 _SCHEMA = """
@@ -354,57 +395,200 @@ CREATE TABLE df(scope INTEGER NOT NULL, token INTEGER NOT NULL, n INTEGER NOT NU
 
 
 def _signature() -> dict[str, str]:
-    # What the index's contents depend on besides the files: a change rebuilds it.
+    # What the index's contents depend on besides the files: a change rebuilds it. Nothing
+    # here is a setting of one process (the time zone is not: SPEC §6.1 ranks a dated note
+    # by its day's start in UTC), so every process of the host agrees on one index.
     return {
         "version": SCHEMA_VERSION,
         "root": str(workspace.root()),
-        "time_zone": str(settings.MEMORY_TIME_ZONE),
         "block_lines": str(text_rules.MAX_BLOCK_LINES),
         "block_chars": str(text_rules.MAX_BLOCK_CHARS),
     }
 
 
+class IndexMissing(Exception):
+    """No usable index on this host right now (none built yet, being built, or the last one
+    was found broken): answer from the files (`from_files`) while one is built."""
+
+
 def get() -> Index:
-    """This thread's connection to the current index, built first when there is none (or it
-    was made for another version of the rules), reopened when it was rebuilt meanwhile."""
-    path = index_path()
+    """This thread's connection to this host's current index generation, moved to a newer
+    one when a rebuild switched meanwhile (one stat of `current` per call). Raises
+    IndexMissing when there is none usable."""
+    directory = search_store.store_dir()
     cached: dict[Path, Index] = getattr(_local, "indexes", None) or {}
     _local.indexes = cached
-    index = cached.get(path)
+    index = cached.get(directory)
     if index is not None:
-        try:
-            if os.stat(path).st_ino == index.inode:
-                return index
-        except FileNotFoundError:
-            pass
+        if index.generation == search_store.current(directory):
+            return index
         index.close()
-        del cached[path]
-    if not usable(path):
-        build(path)
-    index = Index(path)
-    cached[path] = index
+        del cached[directory]
+    index = open_current()
+    cached[directory] = index
     return index
 
 
-def usable(path: Path) -> bool:
-    if not path.exists():
-        return False
+# Connections a process keeps for its queries, per store: a query checks one out and puts
+# it back, so a server whose every request runs in a new thread neither opens a connection
+# per request nor keeps one per dead thread (and a rebuilt generation's last lease goes with
+# the next query).
+POOL_SIZE = 4
+_pool: dict[Path, list[Index]] = {}
+_pool_lock = threading.Lock()
+
+
+def checkout() -> Index:
+    """A connection to the current generation for one query (give it back: `checkin`).
+    Raises IndexMissing as `get`."""
+    directory = search_store.store_dir()
+    generation = search_store.current(directory)
+    with _pool_lock:
+        idle = _pool.get(directory, [])
+        while idle:
+            index = idle.pop()
+            if index.generation == generation and not index.closed:
+                return index
+            index.close()  # an older generation: let go of it
+    return open_current()
+
+
+def checkin(index: Index) -> None:
+    """Give back a connection from `checkout` (closed when its generation is no longer the
+    current one, or the pool is full)."""
+    if index.in_memory or index.closed or index.path is None:
+        index.close()
+        return
+    directory = index.path.parent
+    if search_store.current(directory) == index.generation:
+        with _pool_lock:
+            idle = _pool.setdefault(directory, [])
+            if len(idle) < POOL_SIZE:
+                idle.append(index)
+                _start_sweeper()
+                return
+    index.close()
+
+
+SWEEP_SECONDS = 5.0  # how soon an idle process lets go of a generation rebuilt meanwhile
+_sweeper: threading.Thread | None = None
+
+
+def _start_sweeper() -> None:
+    # The caller holds _pool_lock.
+    global _sweeper
+    if _sweeper is None or not _sweeper.is_alive():
+        _sweeper = threading.Thread(target=_sweep, name="search-sweep", daemon=True)
+        _sweeper.start()
+
+
+def _sweep() -> None:
+    """Close idle connections to generations that are no longer current, so a process
+    that stopped searching does not keep an old index file on disk."""
+    while True:
+        time.sleep(SWEEP_SECONDS)
+        with _pool_lock:
+            for directory, idle in list(_pool.items()):
+                try:
+                    generation = search_store.current(directory)
+                except OSError:
+                    continue
+                for index in idle:
+                    if index.generation != generation:
+                        index.close()
+                idle[:] = [index for index in idle if not index.closed]
+
+
+def open_current(*, busy_ms: int = QUERY_BUSY_MS) -> Index:
+    """A new connection to the current generation, holding its own lease (for background
+    work; queries use `get`). Raises IndexMissing when there is none usable — and stops
+    every process from using one found damaged."""
+    directory = search_store.store_dir()
+    generation = search_store.current(directory)
+    if generation is None:
+        raise IndexMissing("no index built yet")
+    lease = search_store.lease(generation, directory)
+    if lease is None:
+        raise IndexMissing(f"{generation} was removed meanwhile")
+    index = None
     try:
-        db = sqlite3.connect(path, timeout=60)
-        try:
-            stored = dict(db.execute("SELECT key, value FROM meta").fetchall())
-        finally:
-            db.close()
-    except sqlite3.DatabaseError:
+        index = Index(lease.path, generation=generation, lease=lease, busy_ms=busy_ms)
+        fit = index.signature_ok()
+    except sqlite3.DatabaseError as exc:
+        if index is not None:
+            index.close()
+        lease.release()
+        if is_broken(exc):
+            report_broken(generation, exc)
+        raise IndexMissing(f"{generation} cannot be read now: {exc}") from exc
+    if not fit:
+        # Left as it is: during an upgrade the other version's processes still use it; the
+        # keeper (or, without one, this query) builds one for these rules beside it.
+        index.close()
+        raise IndexMissing(f"{generation} was built for other rules")
+    return index
+
+
+def is_broken(exc: BaseException) -> bool:
+    """Whether an SQLite error says the index file itself is damaged (truncated, overwritten,
+    not a database) — as opposed to busy, which only means "not now"."""
+    if not isinstance(exc, sqlite3.DatabaseError):
         return False
-    return all(stored.get(key) == value for key, value in _signature().items())
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None and code & 0xFF in _BROKEN_CODES:
+        return True
+    message = str(exc).lower()
+    return any(words in message for words in _BROKEN_WORDS)
+
+
+_BROKEN_CODES = {
+    sqlite3.SQLITE_CORRUPT,
+    sqlite3.SQLITE_NOTADB,
+    sqlite3.SQLITE_IOERR,
+    sqlite3.SQLITE_CANTOPEN,
+    sqlite3.SQLITE_FORMAT,
+}
+_BROKEN_WORDS = ("malformed", "not a database", "no such table", "disk i/o error")
+
+
+def report_broken(generation: str | None, exc: BaseException) -> None:
+    """An index generation was found damaged while used: no process uses it from its next
+    query on (`current` no longer names it); the keeper builds the next one, and search
+    answers from the files meanwhile."""
+    if generation is None:
+        return
+    logger.error("search: index %s is damaged (%s); answering from the files", generation, exc)
+    forget_connections()
+    search_store.drop_if_current(generation)
+
+
+def usable() -> bool:
+    """Whether this host has a current index built for these rules (it may be behind the
+    files: queries and the keeper catch it up)."""
+    try:
+        get()
+    except IndexMissing:
+        return False
+    return True
+
+
+def index_path() -> Path | None:
+    """The file of this host's current index generation, or None when there is none."""
+    generation = search_store.current()
+    return None if generation is None else search_store.db_path(generation)
 
 
 def forget_connections() -> None:
-    """Close this thread's connections (tests that delete an index use it)."""
+    """Close this thread's connections and the process's idle ones (and let go of their
+    generations)."""
     for index in (getattr(_local, "indexes", None) or {}).values():
         index.close()
     _local.indexes = {}
+    with _pool_lock:
+        for idle in _pool.values():
+            for index in idle:
+                index.close()
+        _pool.clear()
 
 
 # --- listing the files search reads ---------------------------------------------------
@@ -418,14 +602,17 @@ def _scan(rel_dir: str, *, recursive: bool = False) -> list[workspace.ScannedFil
         return []
 
 
-def scan_all() -> dict[str, tuple[str, workspace.ScannedFile]]:
-    """Every searched file now on disk: workspace path → (scope dir, scanned file)."""
+def scan_all(scopes: set[str] | None = None) -> dict[str, tuple[str, workspace.ScannedFile]]:
+    """Every searched file now on disk (of the scope dirs `scopes`, else of all): workspace
+    path → (scope dir, scanned file)."""
     found: dict[str, tuple[str, workspace.ScannedFile]] = {}
     try:
         agent_dirs = [""] + [f"agents/{name}" for name in workspace.list_dirs("agents")]
     except PathRefused:
         agent_dirs = [""]
     for base in agent_dirs:
+        if scopes is not None and base not in scopes:
+            continue
         prefix = f"{base}/" if base else ""
         top = {scanned.path: scanned for scanned in _scan(base)}
         for name in MEMORY_FILES:  # MEMORY.md, else memory.md (agents.memory_file_name)
@@ -434,11 +621,13 @@ def scan_all() -> dict[str, tuple[str, workspace.ScannedFile]]:
                 break
         for scanned in _scan(f"{base}/memory" if base else "memory", recursive=True):
             found[scanned.path] = (base, scanned)
-    for scanned in _scan(FACTS_DIR):
-        if scope_of(scanned.path) == USER_SCOPE_DIR:
-            found[scanned.path] = (USER_SCOPE_DIR, scanned)
-    for scanned in workspace.scan_extra():
-        found[scanned.path] = (EXTRA_SCOPE_DIR, scanned)
+    if scopes is None or USER_SCOPE_DIR in scopes:
+        for scanned in _scan(FACTS_DIR):
+            if scope_of(scanned.path) == USER_SCOPE_DIR:
+                found[scanned.path] = (USER_SCOPE_DIR, scanned)
+    if scopes is None or EXTRA_SCOPE_DIR in scopes:
+        for scanned in workspace.scan_extra():
+            found[scanned.path] = (EXTRA_SCOPE_DIR, scanned)
     return found
 
 
@@ -452,42 +641,96 @@ class BuildReport:
     tokens: int
     seconds: float
     bytes: int
+    generation: str = ""
 
 
-def build(path: Path | None = None) -> BuildReport:
-    """Build the index from the files alone, into a new file that then replaces the old one
-    (processes holding the old one reopen it at their next query). One builder at a time
-    per index: others wait for it and use what it built."""
-    path = path or index_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    lock_path = path.with_suffix(".lock")
+Progress = Callable[[int, int], None]  # (files done, files in all)
+PROGRESS_EVERY = 500  # files between two progress reports of a build
+
+
+def build(*, progress: Progress | None = None) -> BuildReport:
+    """Build this host's index from the files alone, as a new generation beside the current
+    one, and switch every process to it when it is complete (search_store: nothing is ever
+    replaced under a process that has it open; the old generation goes when the last
+    reader lets go). One builder at a time per host: another waits, then builds anew.
+    A build killed half-way leaves a generation nobody uses, removed by the next one."""
+    directory = search_store.ensure_dir()
     started = time.perf_counter()
-    with open(lock_path, "a") as lock:
-        import fcntl
-
-        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+    with search_store.build_lock(directory):
+        held = search_store.new_generation(directory)
         try:
-            return _build_locked(path, started)
+            report = _build_into(held.path, started, progress)
+            search_store.switch(held.generation, directory)
+        except BaseException:
+            search_store.remove_generation(held.generation, directory)
+            raise
         finally:
-            fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+            held.release()
+    search_store.retire_unused(directory)
+    report.generation = held.generation
+    return report
 
 
-def _build_locked(path: Path, started: float) -> BuildReport:
-    tmp = path.with_name(f"{path.name}.building-{os.getpid()}")
-    for suffix in ("", "-wal", "-shm", "-journal"):
-        Path(f"{tmp}{suffix}").unlink(missing_ok=True)
-    db = sqlite3.connect(tmp, isolation_level=None)
-    db.execute("PRAGMA journal_mode = OFF")
-    db.execute("PRAGMA synchronous = OFF")
+def _build_into(path: Path, started: float, progress: Progress | None) -> BuildReport:
+    # A new file nobody reads until it is switched to: no journal, no syncs while writing.
+    db = sqlite3.connect(path, isolation_level=None)
+    try:
+        db.execute("PRAGMA journal_mode = OFF")
+        db.execute("PRAGMA synchronous = OFF")
+        db.executescript(_SCHEMA)
+        # Changes from here on are replayed by the first catch-up: nothing falls between.
+        position = workspace.changes_position()
+        now_ns = time.time_ns()
+        db.execute("BEGIN")
+        files, entries, tokens = _fill(db, scan_all(), now_ns, progress)
+        seconds = time.perf_counter() - started
+        for key, value in (
+            *_signature().items(),
+            ("changes", f"{position[0]}:{position[1]}"),
+            ("reconciled_ns", str(now_ns)),
+            ("built_at", dt.datetime.now(dt.UTC).isoformat(timespec="seconds")),
+            ("build_seconds", f"{seconds:.2f}"),
+        ):
+            db.execute("INSERT INTO meta(key, value) VALUES (?, ?)", (key, value))
+        db.execute("COMMIT")
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = FULL")
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        db.close()
+    return BuildReport(files, entries, tokens, seconds, path.stat().st_size)
+
+
+def from_files(
+    scope_dirs: Iterable[str],
+    *,
+    found: dict[str, tuple[str, workspace.ScannedFile]] | None = None,
+) -> Index:
+    """An index of just these scopes built in memory from the files (`found`: their scan,
+    when the caller made it), for one query while this host has no usable index (being
+    built, or found broken): slower, the same hits."""
+    if found is None:
+        found = scan_all(set(scope_dirs))
+    db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
     db.executescript(_SCHEMA)
-    # Changes from here on are replayed by the first query: nothing falls between.
-    position = workspace.changes_position()
-    now_ns = time.time_ns()
-    found = scan_all()
+    db.execute("BEGIN")
+    _fill(db, found, time.time_ns(), None)
+    db.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", _signature().items())
+    db.execute("COMMIT")
+    return Index(db=db)
+
+
+def _fill(
+    db: sqlite3.Connection,
+    found: dict[str, tuple[str, workspace.ScannedFile]],
+    now_ns: int,
+    progress: Progress | None,
+) -> tuple[int, int, int]:
+    """Index every file of `found` into an empty index, inside the caller's transaction.
+    Returns (files, entries, distinct words)."""
     ordered = sorted(
         found.items(), key=lambda item: (rank_ns(item[0], item[1][0], item[1][1].mtime_ns), item[0])
     )
-    db.execute("BEGIN")
     scopes: dict[str, int] = {}
     token_ids: dict[str, int] = {}
     df: dict[tuple[int, int], int] = collections.Counter()
@@ -495,7 +738,9 @@ def _build_locked(path: Path, started: float) -> BuildReport:
     scope_words: dict[int, int] = collections.Counter()
     total_entries = 0
     slot = 0
-    for rel, (scope_dir, _scanned) in ordered:
+    for done, (rel, (scope_dir, _scanned)) in enumerate(ordered):
+        if progress is not None and done % PROGRESS_EVERY == 0:
+            progress(done, len(ordered))
         read = workspace.read_keyed(rel)
         if read is None:
             continue
@@ -547,21 +792,9 @@ def _build_locked(path: Path, started: float) -> BuildReport:
         "UPDATE scopes SET entries = ?, words = ? WHERE id = ?",
         ((n, scope_words[s], s) for s, n in scope_entries.items()),
     )
-    for key, value in _signature().items():
-        db.execute("INSERT INTO meta(key, value) VALUES (?, ?)", (key, value))
-    seconds = time.perf_counter() - started
-    for key, value in (
-        ("changes", f"{position[0]}:{position[1]}"),
-        ("reconciled_ns", str(now_ns)),
-        ("built_at", dt.datetime.now(dt.UTC).isoformat(timespec="seconds")),
-        ("build_seconds", f"{seconds:.2f}"),
-    ):
-        db.execute("INSERT INTO meta(key, value) VALUES (?, ?)", (key, value))
-    db.execute("COMMIT")
-    db.execute("PRAGMA journal_mode = WAL")
-    db.close()
-    os.replace(tmp, path)
-    return BuildReport(len(ordered), total_entries, len(token_ids), seconds, os.path.getsize(path))
+    if progress is not None:
+        progress(len(ordered), len(ordered))
+    return len(ordered), total_entries, len(token_ids)
 
 
 def _spaceless(token: str) -> int:
@@ -592,6 +825,22 @@ def _insert_file(db, rel, scope_id, slot, scope_dir, key, original, entries, now
 
 # --- keeping it current ----------------------------------------------------------------
 
+# A query applies a change-log tail this long itself; a longer one (a large hand edit the
+# keeper recorded) is the keeper's, in batches, while queries answer meanwhile.
+INLINE_PATHS = 200
+# Paths re-indexed in one write transaction, at most: no writer holds the index for longer
+# than one batch, so a query's own catch-up never waits long (readers never wait: WAL).
+# The first batch is BATCH_FIRST paths; one that took longer than BATCH_SECONDS halves the
+# next (a loaded machine, big files), a quick one doubles it.
+BATCH_PATHS = 200
+BATCH_FIRST = 16
+BATCH_SECONDS = 0.25
+TAIL_LINES = 20_000  # at most this much of the log is read by a query at once
+# Between two batches of a background catch-up, the lock is left free this long: SQLite's
+# busy handler retries every 100 ms at most, so a query's own catch-up waiting for it gets
+# its turn instead of waiting for the whole backlog.
+YIELD_SECONDS = 0.11
+
 
 def _parse_position(value: str | None) -> workspace.ChangesPosition:
     if not value:
@@ -604,43 +853,159 @@ def _bound_ns() -> int:
     return int(float(settings.MEMORY_SEARCH_RECONCILE_SECONDS) * 1e9)
 
 
-def catch_up(index: Index) -> None:
+def catch_up(index: Index, *, scopes: Collection[str] | None = None) -> None:
     """Bring the index up to the files before a query (docs/decisions.md, "Search"):
 
-    - the change log since this host last read it: every app write, on any host — one row
-      read and one open of the log's last segment when nothing is new;
-    - hand edits: when the last reconcile on this host is older than half of
-      MEMORY_SEARCH_RECONCILE_SECONDS, one starts in the background (this query does not
-      wait); when it is older than the whole bound (the host was idle), this query runs it
-      first. Either way a query never misses a hand edit older than the bound.
-    """
-    position = _parse_position(index.meta("changes"))
-    changes = workspace.changes_since(position)
-    age = time.time_ns() - int(index.meta("reconciled_ns") or 0)
-    bound = _bound_ns()
-    if changes is None or age >= bound:
-        reconcile(index)
+    - the change log since this host last read it: every app write on any host, and every
+      hand edit the keeper of a host saw — one row read and one open of the log's last
+      segment when nothing is new. A short tail is applied here; a long one (thousands of
+      files copied in by hand) is the keeper's, and this query applies only the latest
+      changes of the scopes it reads (`scopes`), so an app write is in the very next query;
+    - hand edits on a host with no live keeper: when the last reconcile is older than half
+      of MEMORY_SEARCH_RECONCILE_SECONDS one starts in the background; older than the whole
+      bound (the host was idle), this query runs it first.
+
+    Never waits long: when the index stays busy past QUERY_BUSY_MS, the query answers from
+    the index as it is (every hit is checked against its file). An index built in memory
+    from the files is current already."""
+    if index.in_memory:
         return
-    if changes[0]:
-        db = index.db
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            # Another process may have read the log while we waited for the lock.
-            position = _parse_position(index.meta("changes"))
-            changes = workspace.changes_since(position)
-            if changes is not None:
-                paths, after = changes
-                for rel in dict.fromkeys(paths):
-                    refresh(index, rel)
-                _advance(index, after)
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
+    kept = search_store.keeper_alive()
+    try:
+        _catch_up(index, scopes, kept)
+    except sqlite3.OperationalError as exc:
+        if is_broken(exc):
             raise
-        if changes is None:
+        logger.warning("search: the index stayed busy (%s); answering from it as it is", exc)
+
+
+def _catch_up(index: Index, scopes: Collection[str] | None, kept: bool) -> None:
+    if not kept:
+        age = time.time_ns() - int(index.meta("reconciled_ns") or 0)
+        if age >= _bound_ns():
             reconcile(index)
-    if bound > 0 and age >= bound // 2:
-        _start_background(index.path)
+            return
+    changes = workspace.changes_since(_parse_position(index.meta("changes")), limit=TAIL_LINES)
+    if changes is None:
+        if not kept:
+            reconcile(index)  # the log no longer reaches back this far (the keeper does too)
+        return
+    paths = changes[0]
+    if paths and (not kept or len(paths) <= INLINE_PATHS):
+        apply_changes(index)
+    elif paths:
+        latest = [
+            rel
+            for rel in reversed(list(dict.fromkeys(paths)))
+            if scopes is None or scope_of(rel) in scopes
+        ]
+        refresh_paths(index, latest[:INLINE_PATHS])
+    if not kept:
+        bound = _bound_ns()
+        age = time.time_ns() - int(index.meta("reconciled_ns") or 0)
+        if bound > 0 and age >= bound // 2:
+            _start_background(search_store.store_dir())
+
+
+def apply_changes(
+    index: Index, *, budget_seconds: float | None = None, background: bool = False
+) -> bool:
+    """Apply the change log from where this index stopped, BATCH_PATHS paths per write
+    transaction (`background`: leaving the lock free between batches for a moment).
+    Returns whether it reached the log's end (not when the budget ran out)."""
+    db = index.db
+    started = time.monotonic()
+    batch = _Batch()
+    while True:
+        if background and batch.done:
+            time.sleep(YIELD_SECONDS)
+        with batch:
+            begin(index)
+            try:
+                # Another process may have read the log while we waited for the lock.
+                changes = workspace.changes_since(
+                    _parse_position(index.meta("changes")), limit=batch.size
+                )
+                if changes is not None:
+                    paths, after = changes
+                    for rel in dict.fromkeys(paths):
+                        refresh(index, rel)
+                    _advance(index, after)
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        if changes is None:
+            reconcile(index, background=background)  # fell out of the log: every file
+            return True
+        if len(changes[0]) < batch.asked:
+            return True
+        if budget_seconds is not None and time.monotonic() - started > budget_seconds:
+            return False
+
+
+class _Batch:
+    """How many paths the next write transaction takes (BATCH_PATHS at most), from how
+    long the last one held the lock."""
+
+    def __init__(self) -> None:
+        self.size = self.asked = BATCH_FIRST  # grows while batches are quick
+        self.done = 0
+        self.started = 0.0
+
+    def __enter__(self) -> _Batch:
+        self.asked = self.size
+        self.started = time.monotonic()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        took = time.monotonic() - self.started
+        self.done += 1
+        if took > BATCH_SECONDS:
+            self.size = max(1, self.size // 2)
+        elif took < BATCH_SECONDS / 4:
+            self.size = min(BATCH_PATHS, self.size * 2)
+
+
+def refresh_paths(index: Index, paths: list[str], *, background: bool = False) -> None:
+    """Re-index these paths, BATCH_PATHS per write transaction (the log's position stays:
+    the keeper's pass over them later finds them current)."""
+    db = index.db
+    batch = _Batch()
+    start = 0
+    while start < len(paths):
+        if background and batch.done:
+            time.sleep(YIELD_SECONDS)
+        with batch:
+            begin(index)
+            try:
+                for rel in paths[start : start + batch.asked]:
+                    refresh(index, rel)
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        start += batch.asked
+
+
+def begin(index: Index) -> None:
+    """BEGIN IMMEDIATE, waiting for another writer at most the connection's busy time —
+    asked for every 10 ms, so the moment a background catch-up leaves the lock free
+    between two batches (YIELD_SECONDS) is never missed (SQLite's own busy handler sleeps
+    up to 100 ms between tries). sqlite3.OperationalError when it stayed busy."""
+    deadline = time.monotonic() + index.busy_ms / 1000
+    index.db.execute("PRAGMA busy_timeout = 10")
+    try:
+        while True:
+            try:
+                index.db.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as exc:
+                if is_broken(exc) or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.01)
+    finally:
+        index.db.execute(f"PRAGMA busy_timeout = {int(index.busy_ms)}")
 
 
 def _advance(index: Index, position: workspace.ChangesPosition) -> None:
@@ -648,16 +1013,17 @@ def _advance(index: Index, position: workspace.ChangesPosition) -> None:
         index.set_meta("changes", f"{position[0]}:{position[1]}")
 
 
-def reconcile(index: Index, *, claim: bool = False) -> bool:
+def reconcile(index: Index, *, claim: bool = False, background: bool = False) -> bool:
     """Stat every searched file against the key it was indexed at; re-index the changed,
     new and racy ones and drop the gone ones. The stat of every file runs outside the write
-    lock (queries and app writes go on meanwhile); only the changes found take it. With
-    `claim`, skip when another process of this host is already at it (background runs).
+    lock (queries and app writes go on meanwhile); the changes found are re-indexed
+    BATCH_PATHS per write transaction, so nobody waits for a large catch-up. With `claim`,
+    skip when another process of this host is already at it (background runs).
     Returns whether it ran."""
     db = index.db
     started_ns = time.time_ns()
     if claim:
-        db.execute("BEGIN IMMEDIATE")
+        begin(index)
         try:
             done = int(index.meta("reconciled_ns") or 0)
             claimed = int(index.meta("reconcile_claimed_ns") or 0)
@@ -671,21 +1037,10 @@ def reconcile(index: Index, *, claim: bool = False) -> bool:
         if busy:
             return False
     target = workspace.changes_position()  # what the scan below sees includes all before
-    indexed = {
-        row[0]: row[1:]
-        for row in db.execute("SELECT path, size, mtime_ns, ctime_ns, ino, racy FROM files")
-    }
-    found = scan_all()
-    changed = []
-    for rel, (_scope_dir, scanned) in found.items():
-        known = indexed.pop(rel, None)
-        if known is None or known[4] or tuple(known[:4]) != tuple(scanned[2:]):
-            changed.append(rel)
-    changed += list(indexed)  # gone
-    db.execute("BEGIN IMMEDIATE")
+    # refresh compares again under the lock: never undoes a newer write.
+    refresh_paths(index, changed_files(index), background=background)
+    begin(index)
     try:
-        for rel in changed:
-            refresh(index, rel)  # compares again under the lock: never undoes a newer write
         if int(index.meta("reconciled_ns") or 0) < started_ns:
             index.set_meta("reconciled_ns", started_ns)
         _advance(index, target)
@@ -696,36 +1051,65 @@ def reconcile(index: Index, *, claim: bool = False) -> bool:
     return True
 
 
+def changed_files(index: Index) -> list[str]:
+    """The searched files whose stat differs from the key they were indexed at (or that
+    are racy), new ones and gone ones: one stat of every file, no read, no lock."""
+    indexed = {
+        row[0]: row[1:]
+        for row in index.db.execute("SELECT path, size, mtime_ns, ctime_ns, ino, racy FROM files")
+    }
+    changed = []
+    for rel, (_scope_dir, scanned) in scan_all().items():
+        known = indexed.pop(rel, None)
+        if known is None or known[4] or tuple(known[:4]) != tuple(scanned[2:]):
+            changed.append(rel)
+    return changed + list(indexed)  # gone
+
+
+def indexed_key(index: Index, rel: str) -> tuple[int, int, int, int] | None:
+    """The key (size, mtime_ns, ctime_ns, inode) `rel` was indexed at; None when it is not
+    indexed or racy (then only a read can tell)."""
+    row = index.db.execute(
+        "SELECT size, mtime_ns, ctime_ns, ino, racy FROM files WHERE path = ?", (rel,)
+    ).fetchone()
+    return None if row is None or row[4] else tuple(row[:4])
+
+
 _background: dict[Path, threading.Thread] = {}
 _background_lock = threading.Lock()
 
 
-def _start_background(path: Path) -> None:
+def _start_background(directory: Path) -> None:
     root = str(workspace.root())
     with _background_lock:
-        if path in _background:
+        if directory in _background:
             return
         thread = threading.Thread(
-            target=_background_reconcile, args=(path, root), name="search-reconcile", daemon=True
+            target=_background_reconcile,
+            args=(directory, root),
+            name="search-reconcile",
+            daemon=True,
         )
-        _background[path] = thread
+        _background[directory] = thread
     thread.start()
 
 
-def _background_reconcile(path: Path, root: str) -> None:
+def _background_reconcile(directory: Path, root: str) -> None:
     try:
         if str(workspace.root()) != root:
             return
-        index = Index(path)
+        index = open_current(busy_ms=KEEPER_BUSY_MS)
         try:
-            reconcile(index, claim=True)
+            reconcile(index, claim=True, background=True)
         finally:
             index.close()
+    except IndexMissing:
+        pass
     except Exception:  # noqa: BLE001 — a query will run it itself once the bound is reached
         logger.exception("search: the background reconcile failed")
     finally:
         with _background_lock:
-            _background.pop(path, None)
+            _background.pop(directory, None)
 
 
 def wait_for_background(timeout: float = 60) -> None:

@@ -7,7 +7,8 @@
   "strict"}]`
 - `anthropic` (Messages API): `[{"name", "description", "input_schema"}]`
 - `mcp` (what MCP `tools/list` answers): `[{"name", "title", "description", "inputSchema",
-  "outputSchema"?, "annotations"}]`
+  "outputSchema"?, "annotations"}]`; an optional argument that may be null is listed by its
+  one type (no `type` array: the Inspector's --strict finds none)
 
 `strict` (OpenAI's Structured Outputs for function calls) is true only where the schema
 allows it: every object's properties all required (an optional one that may be null, a
@@ -105,13 +106,26 @@ def anthropic_tool(tool: Tool) -> dict:
     }
 
 
+def _single_typed(schema: dict) -> dict:
+    """`schema` with each optional argument that may be null (a write's `reason`) listed by
+    its one type: leaving it out says what null says, and a `type` array is what the MCP
+    Inspector's --strict flags as unportable (SPEC §16). The server still takes null."""
+    out = copy.deepcopy(schema)
+    required = set(out.get("required", []))
+    for name, sub in out.get("properties", {}).items():
+        if name not in required and _nullable(sub):
+            kinds = [kind for kind in sub["type"] if kind != "null"]
+            sub["type"] = kinds[0] if len(kinds) == 1 else kinds
+    return out
+
+
 def mcp_tool(tool: Tool) -> dict:
     """One entry of MCP's `tools/list` result (camelCase, as on the wire)."""
     entry = {
         "name": tool.name,
         "title": tool.title,
         "description": tool.description,
-        "inputSchema": copy.deepcopy(tool.parameters),
+        "inputSchema": _single_typed(tool.parameters),
         "annotations": dict(tool.annotations),
     }
     if tool.output_schema is not None:

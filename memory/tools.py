@@ -31,10 +31,11 @@ from pathlib import Path
 
 import jsonschema
 
+from memory import context, facts, notes, reading, search, writes
 from memory.attribution import attributed
-from memory.errors import InvalidInput, NotFound
+from memory.errors import DomainError, InvalidInput, NotFound
 from memory.models import Agent
-from memory.presence import refuse_source_argument
+from memory.presence import refuse_source_argument, validate_source
 from memory.query import Query
 from memory.text import refuse_unstorable
 
@@ -297,21 +298,29 @@ def get_tool_or_404(name: str, *, include_mcp_only: bool = False) -> Tool:
 
 
 def call_tool_result(
-    agent: Agent, name: str, arguments: dict, *, source: str, include_mcp_only: bool = False
+    agent: Agent,
+    name: str,
+    arguments: dict,
+    *,
+    source: str,
+    include_mcp_only: bool = False,
+    runtime: str | None = None,
 ) -> ToolResult:
     """Validate the arguments against the tool's schema and call it with `source`, the
     presence the interface took from its caller (memory.presence.Caller.source()).
+    `runtime` is the runtime the connection named (memory.presence.Caller.runtime): a tool
+    whose schema takes a `runtime` argument gets it when the model gave none.
 
     Raises NotFound for an unknown tool and InvalidInput (422) for bad arguments — a
     `source` among them included — before the tool runs: nothing is read or written
     then. Errors the tool raises propagate.
     """
-    from memory.presence import validate_source
-
     tool = get_tool_or_404(name, include_mcp_only=include_mcp_only)
     if not isinstance(arguments, dict):
         raise InvalidInput("Tool arguments must be a JSON object.")
     refuse_source_argument(arguments)
+    if runtime is not None and "runtime" in tool.parameters["properties"]:
+        arguments = {"runtime": runtime, **arguments}
     problems = validate(arguments, tool.parameters)
     if problems:
         raise InvalidInput(" ".join(problems), errors=problems)
@@ -334,8 +343,6 @@ def call_tool(agent: Agent, name: str, arguments: dict, *, source: str) -> str:
 def run_tool(agent: Agent, name: str, arguments: dict, *, source: str) -> str:
     """Like call_tool(), but a refused call comes back as an error text for the model
     (`Error: …`) instead of an exception — what an in-process agent loop hands back."""
-    from memory.errors import DomainError
-
     try:
         return call_tool(agent, name, arguments, source=source)
     except DomainError as error:
@@ -363,8 +370,6 @@ def proposed_result(proposal, what: str) -> ToolResult:
 
 def memory_save(agent: Agent, *, source: str, text: str) -> ToolResult:
     """Append `- HH:MM <text>` to today's note (SPEC §5)."""
-    from memory import notes
-
     saved = notes.memory_save(agent, text)
     path = f"{notes.NOTES_DIR}/{saved.name}"
     return ToolResult(
@@ -383,34 +388,19 @@ def memory_search(
     maxResults: int | None = None,  # noqa: N803 - OpenClaw's argument names
     minScore: float | None = None,  # noqa: N803
     corpus: str | None = None,
-) -> ToolResult:
+) -> str:
     """The §6.1 search of this agent's memory and the shared facts. OpenClaw's arguments:
     `maxResults` (capped at 12), `minScore` (0–1: the share of the query's words an entry
     must hold), `corpus` (accepted and ignored: there is one corpus here)."""
-    from memory import search
-
     parsed = Query.parse(query)
     limit = min(maxResults or SEARCH_CAP, SEARCH_CAP)
     hits = search.search(parsed, agent=agent, limit=limit)
     if minScore:
         hits = [hit for hit in hits if hit.score / len(parsed.words) >= minScore]
-    data = {
-        "results": [
-            {
-                "path": hit.path,
-                "line": hit.line,
-                "end_line": hit.end_line,
-                "date": hit.date,
-                "heading": hit.heading,
-                "text": hit.text,
-                "score": hit.score,
-            }
-            for hit in hits
-        ]
-    }
+    # The text is the one copy of the hits: no structured copy beside it (SPEC §16).
     if not hits:
-        return ToolResult(text=f'No memory matches "{query}".', data=data)
-    return ToolResult(text=search.format_hits(hits), data=data)
+        return f'No memory matches "{query}".'
+    return search.format_hits(hits)
 
 
 _CITATION_RE = re.compile(
@@ -446,8 +436,6 @@ def memory_get(
     """Read a memory file of this agent or a shared fact (SPEC §5). OpenClaw's shapes work
     too: `from` for from_line, and a citation suffix `path#L3` / `path#L3-L5`; explicit
     from_line/from/lines win over the suffix."""
-    from memory import reading
-
     start = openclaw.get("from")
     if start is not None and from_line is not None and start != from_line:
         raise InvalidInput("Give `from` or `from_line`, not two different lines.")
@@ -474,8 +462,6 @@ def user_memory_save(
 ) -> ToolResult:
     """Save a shared fact now (a person present) or propose it (a job), with the model's
     `reason` on the card."""
-    from memory import facts, writes
-
     fact, proposal = writes.save_fact_or_propose(
         name,
         description=description,
@@ -498,8 +484,6 @@ def user_memory_forget(
 ) -> ToolResult:
     """Forget a shared fact now (a person present) or propose it (a job), with the model's
     `reason` on the card."""
-    from memory import facts, writes
-
     proposal = writes.forget_fact_or_propose(
         name, source=source, written_by=agent.id, reason=reason
     )
@@ -512,20 +496,23 @@ def user_memory_forget(
 
 
 def memory_context(
-    agent: Agent, *, source: str, conversation: str, turn: str | None = None
-) -> ToolResult:
+    agent: Agent,
+    *,
+    source: str,
+    conversation: str,
+    turn: str | None = None,
+    runtime: str | None = None,
+) -> str:
     """The §4 prompt context for a runtime that has no other slot for it (MCP): the
-    system sections and the pre-turn notes block, retry-safe per `turn`."""
-    from memory import context
-
-    answer = context.build_context(agent, conversation, turn=turn)
+    system sections and the pre-turn notes block, retry-safe per `turn`, without what
+    `runtime` injects itself. One copy: the text, its two parts tagged."""
+    answer = context.build_context(agent, conversation, turn=turn, runtime=runtime)
     parts = []
     if answer["system"]:
         parts.append(f"<memory-system>\n{answer['system']}\n</memory-system>")
     if answer["pre_turn"]:
         parts.append(f"<memory-notes>\n{answer['pre_turn']}\n</memory-notes>")
-    text = "\n\n".join(parts) or "Memory is empty: nothing to add to this turn."
-    return ToolResult(text=text, data={"system": answer["system"], "pre_turn": answer["pre_turn"]})
+    return "\n\n".join(parts) or "Memory is empty: nothing to add to this turn."
 
 
 MEMORY_TOOLS: tuple[ToolSpec, ...] = (

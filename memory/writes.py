@@ -24,6 +24,7 @@ from memory.errors import Conflict, Forbidden, InvalidInput, NotFound
 from memory.models import Agent
 from memory.presence import is_job_source, validate_source
 from memory.text import clean_heading, clean_reason, validate_fact_name
+from proposals.actions import propose, supersede_pending
 
 if TYPE_CHECKING:
     from proposals.models import Proposal
@@ -36,10 +37,6 @@ def _clean_written_by(written_by: object) -> str:
 
 
 def _propose(kind: str, **kwargs) -> Proposal:
-    # Imported here: proposals sit beside the operations, and the kinds they apply call
-    # back into memory.facts / memory.notes.
-    from proposals.actions import propose
-
     return propose(kind, **kwargs)
 
 
@@ -210,7 +207,6 @@ def write_memory_or_propose(
     if not is_job_source(source):
         notes.write_memory(agent, body, base_hash=base_hash)
         return None
-    from proposals.actions import supersede_pending
 
     path = notes.memory_path(agent)
     if base_hash is not None and workspace.file_hash(path) != base_hash:

@@ -8,6 +8,7 @@ from rest_framework import exceptions, parsers, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from memory.auth import unauthorized
 from memory.errors import DiskFull, DomainError
 from memory.text import refuse_unstorable
 
@@ -83,7 +84,6 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
         response.status_code = status.HTTP_422_UNPROCESSABLE_ENTITY
     if response is not None and response.status_code == status.HTTP_401_UNAUTHORIZED:
         # A missing or bad credential says how to get a good one (SPEC §14).
-        from memory.auth import unauthorized
 
         detail = str(getattr(exc, "detail", "")) or "No valid token."
         if "memory_token" not in detail:

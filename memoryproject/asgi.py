@@ -10,6 +10,7 @@ any size, with or without credentials, sat on disk before the 401."""
 import json
 import os
 
+from django.conf import settings
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryproject.settings")
@@ -105,8 +106,6 @@ async def _route(scope, receive, send) -> None:
 
 
 def _limited():
-    from django.conf import settings
-
     return LimitBody(_route, settings.MEMORY_MAX_BODY_BYTES)
 
 

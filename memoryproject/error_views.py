@@ -9,6 +9,8 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views import defaults
 
+from memory.auth import HOW_TO_CONNECT
+
 # Where JSON is answered. `/.well-known/` holds OAuth's discovery documents (RFC 8414,
 # RFC 9728, OpenID), `/register`, `/authorize` and `/token` the endpoints a client tries by
 # default when discovery finds none (the MCP authorization spec's fallbacks).
@@ -28,8 +30,6 @@ def page_not_found(request: HttpRequest, exception: Exception | None = None) -> 
     if not wants_json(request.path):
         return defaults.page_not_found(request, exception)
     if _oauth_probe(request.path):
-        from memory.auth import HOW_TO_CONNECT
-
         detail = f"This server does not offer OAuth. {HOW_TO_CONNECT}"
         return JsonResponse({"detail": detail, "code": "no_oauth"}, status=404)
     return JsonResponse(

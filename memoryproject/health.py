@@ -4,8 +4,10 @@ something is wrong).
 
 Checks: the web process answers; the database answers and has every migration applied;
 the workspace can take writes (looked at, never written: GETs never write); a worker
-cluster beat within MEMORY_HEALTH_WORKER_SECONDS (memory.cluster writes the beats); and
-how many proposals wait for a person (reported, never a failure).
+cluster beat within MEMORY_HEALTH_WORKER_SECONDS (memory.cluster writes the beats); how
+many proposals wait for a person (reported, never a failure); and the search index — ready,
+or "indexing, N of M files" while search answers from the files, how hand edits are found
+and how soon (reported, never a failure: search works either way).
 """
 
 from __future__ import annotations
@@ -16,9 +18,15 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
 from django.http import HttpRequest, JsonResponse
 from django.utils import timezone
 from django.views.decorators.http import require_safe
+
+from memory import workspace
+from memory.models import WorkerBeat
+from memory.search_keeper import status
+from proposals.actions import pending_count
 
 MIN_FREE_BYTES = 1024 * 1024
 
@@ -28,8 +36,6 @@ def worker_max_age() -> float:
 
 
 def _database() -> dict[str, Any]:
-    from django.db.migrations.executor import MigrationExecutor
-
     try:
         with connection.cursor() as cursor:
             cursor.execute("SELECT 1")
@@ -41,8 +47,6 @@ def _database() -> dict[str, Any]:
 
 
 def _workspace() -> dict[str, Any]:
-    from memory import workspace
-
     state = workspace.health()
     ok = state.writable and state.free_bytes >= MIN_FREE_BYTES
     return {
@@ -54,8 +58,6 @@ def _workspace() -> dict[str, Any]:
 
 
 def _worker(detail: bool) -> dict[str, Any]:
-    from memory.models import WorkerBeat
-
     now = timezone.now()
     try:
         beats = list(WorkerBeat.objects.all())
@@ -84,12 +86,17 @@ def _worker(detail: bool) -> dict[str, Any]:
 
 
 def _proposals() -> dict[str, Any]:
-    from proposals.actions import pending_count
-
     try:
         return {"ok": True, "pending": pending_count()}
     except Exception as exc:
         return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+
+
+def _search() -> dict[str, Any]:
+    try:
+        return status()
+    except Exception as exc:
+        return {"ok": True, "error": f"{type(exc).__name__}: {exc}"}
 
 
 def report(*, detail: bool = False) -> dict[str, Any]:
@@ -101,6 +108,7 @@ def report(*, detail: bool = False) -> dict[str, Any]:
         "workspace": _workspace(),
         "worker": _worker(detail),
         "proposals": _proposals(),
+        "search": _search(),
     }
     if detail:
         checks["web"].update(host=socket.gethostname(), pid=os.getpid())

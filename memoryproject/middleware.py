@@ -3,9 +3,17 @@ only from us), the body-size limit, and the attribution of file changes to the c
 
 from collections.abc import Callable
 
-from django.http import HttpRequest, HttpResponse
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
 
 from memory.attribution import attributed
+from memory.auth import attribution_of
+from memory.binding import WrongWorkspace, check_workspace
+from memory.errors import DomainError, InvalidInput
+from memory.manage.layout import error_page
+from memory.text import refuse_unstorable
+from memoryproject.error_views import wants_json
 
 POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
@@ -31,9 +39,6 @@ class BodySizeLimitMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        from django.conf import settings
-        from django.http import JsonResponse
-
         try:
             length = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:
@@ -56,9 +61,6 @@ class QueryTextMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        from memory.errors import InvalidInput
-        from memory.text import refuse_unstorable
-
         try:
             for key, values in request.GET.lists():
                 name = key.replace("\x00", "\\0")
@@ -71,10 +73,6 @@ class QueryTextMiddleware:
 
 
 def _refusal(request: HttpRequest, message: str, code: str, status: int) -> HttpResponse:
-    from django.http import JsonResponse
-
-    from memoryproject.error_views import wants_json
-
     if wants_json(request.path):
         return JsonResponse({"detail": message, "code": code}, status=status)
     return HttpResponse(message, status=status, content_type="text/plain; charset=utf-8")
@@ -88,11 +86,6 @@ class WorkspaceCheckMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        from django.http import JsonResponse
-        from django.shortcuts import render
-
-        from memory.binding import WrongWorkspace, check_workspace
-
         if not request.path.startswith("/static/"):
             try:
                 check_workspace()
@@ -115,8 +108,6 @@ class AttributionMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        from memory.auth import attribution_of
-
         with attributed(resolve=lambda: attribution_of(request)):
             return self.get_response(request)
 
@@ -133,13 +124,9 @@ class DomainErrorPageMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
-        from memory.errors import DomainError
-
         if not isinstance(exception, DomainError):
             return None
         try:
-            from memory.manage.layout import error_page
-
             return error_page(request, exception)
         except Exception:  # the page itself could not be rendered: say it plainly
             return HttpResponse(

@@ -150,8 +150,17 @@ MEMORY_TIME_ZONE = env_str("MEMORY_TIME_ZONE") or server_time_zone()
 # The search index (memory/search_index.py): a per-host cache under this directory, on a
 # local disk (never the shared workspace volume), rebuilt from the files when missing.
 MEMORY_SEARCH_DIR = env_str("MEMORY_SEARCH_DIR", str(BASE_DIR / "var" / "search"))
-# A file changed by hand (not through the app) is found by queries at most this late.
+# A file changed by hand (not through the app) where no watch is possible (a network file
+# system, MEMORY_SEARCH_WATCH=poll) is found at most this late; watched, within 2 s.
 MEMORY_SEARCH_RECONCILE_SECONDS = env_float("MEMORY_SEARCH_RECONCILE_SECONDS", 30.0)
+# How the host's index keeper (memory/search_keeper.py) finds hand edits: `auto` watches the
+# memory folders with inotify where the workspace is on a local file system, else polls;
+# `poll` never watches.
+MEMORY_SEARCH_WATCH = env_str("MEMORY_SEARCH_WATCH", "auto")
+# `auto`: any process that searches may keep the host's index in a thread when no other
+# process does (`manage.py memory_index`, which bin/serve starts, normally does); `off`: this
+# process never does — a missing index is then built by the query that needs it.
+MEMORY_SEARCH_KEEPER = env_str("MEMORY_SEARCH_KEEPER", "auto")
 
 # An existing OpenClaw workspace, used as it is (SPEC §1; docs/openclaw.md). The user
 # scope's USER.md: this file when set (relative to MY_AGENT_HOME), else users/owner/USER.md

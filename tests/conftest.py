@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.test import Client
 from rest_framework.test import APIClient
 
 from memory import clock
@@ -75,7 +76,22 @@ def _no_real_home(tmp_path_factory):
     index = tmp_path_factory.mktemp("session-search-index")
     django_settings.MEMORY_SEARCH_DIR = str(index)
     os.environ["MEMORY_SEARCH_DIR"] = str(index)
+    # No index keeper thread in the test process (each test has its own workspace): a
+    # missing index is built by the query that needs it. Processes a test starts keep the
+    # default (tests/ops, the keeper's own tests turn it on where they test it).
+    django_settings.MEMORY_SEARCH_KEEPER = "off"
     return home
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _one_secret_key():
+    """Every process a test starts signs with this session's key (a django-q2 worker must
+    verify what the test enqueued), given as SECRET_KEY; so start-up (memory_init) writes no
+    var/secret_key into the checkout, and no run depends on one a previous run left."""
+    from django.conf import settings as django_settings
+
+    os.environ["SECRET_KEY"] = django_settings.SECRET_KEY
+    django_settings.SECRET_KEY_FILE = None  # what the settings say when SECRET_KEY is set
 
 
 @pytest.fixture(autouse=True)
@@ -128,11 +144,12 @@ def master(db, workspace) -> Agent:
 
 @pytest.fixture
 def helper_agent(db, workspace) -> Agent:
-    """A second agent, living under agents/helper/."""
-    from memory.agents import ensure_agent_dirs
-
+    """A second agent, living under agents/helper/, with its MEMORY.md (empty) and memory/
+    already there — as an agent that has written before has them (the app itself makes
+    them only with a first write, SPEC §1)."""
     agent = Agent.objects.create(id="helper", name="Helper")
-    ensure_agent_dirs(agent)
+    (workspace / "agents/helper/memory").mkdir(parents=True)
+    (workspace / "agents/helper/MEMORY.md").touch()
     return agent
 
 
@@ -145,10 +162,10 @@ def alice(db):
 @pytest.fixture
 def live_owner_key(transactional_db, workspace) -> str:
     """The owner's token key, for tests that talk to a live server over real HTTP (their
-    database must be committed, so transactional). The master agent's dirs exist."""
-    from memory.agents import default_agent, ensure_agent_dirs
+    database must be committed, so transactional)."""
+    from memory.agents import default_agent
 
-    ensure_agent_dirs(default_agent())
+    default_agent()
     user = get_user_model().objects.create_superuser("alice", "a@example.com", "pw-alice-123")
     _, key = ApiToken.issue(user=user)
     return key
@@ -160,6 +177,14 @@ def owner_client(alice, workspace) -> APIClient:
     _, key = ApiToken.issue(user=alice)
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    return client
+
+
+@pytest.fixture
+def pages(alice, workspace) -> Client:
+    """The owner, signed in to the management pages (session)."""
+    client = Client()
+    client.force_login(alice)
     return client
 
 

@@ -2,7 +2,7 @@
 (the app never initialised it), in the shapes people keep — a BOM and CRLF USER.md, a note
 with a byte that is not UTF-8, a hand-kept file in an NFD name, a wiki vault without
 machine blocks, no `.memory-locks/`. Shared by the tests that check that reading writes
-nothing (tests/spec, over HTTP; tests/mcp, over MCP)."""
+nothing (tests/spec, over HTTP; tests/memory/mcp, over MCP)."""
 
 from __future__ import annotations
 

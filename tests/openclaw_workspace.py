@@ -17,6 +17,10 @@ files. Every shape holds what those workspaces hold, in OpenClaw's own formats:
   `pageType`, `sourceIds`, `updatedAt`, `## Related` blocks between
   `<!-- openclaw:wiki:related:start/end -->`, `[[folder/slug|label]]` links, a `sources/`
   folder, OpenClaw's own `reports/` and `index.md`, its hidden `.openclaw-wiki/` state;
+  and, as in a real vault, same-named pages in two folders (`sources/0010-alpha-renewal.md`
+  beside `concepts/0010-alpha-renewal.md`, the concept drawn from that source), linked
+  to by folder (`[[sources/0010-alpha-renewal|…]]`) and by the bare name (which matches
+  both: `SAME_NAMED`);
 - per-agent folders `agents/<id>/MEMORY.md` + `memory/`;
 - what a workspace also carries and the app must skip and explain: a hidden file, a file
   that is not UTF-8, a symlinked note, a non-Markdown file.
@@ -36,6 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 SHAPES = ("vi", "en", "zh")
+# The same-named pages of the English shape's vault: one file name in two folders.
+SAME_NAMED = ("concepts/0010-alpha-renewal", "sources/0010-alpha-renewal")
 RELATED_START = "<!-- openclaw:wiki:related:start -->"
 RELATED_END = "<!-- openclaw:wiki:related:end -->"
 
@@ -225,6 +231,7 @@ def _vault(w: _Writer) -> None:
             None,
         ),
     )
+    _same_named(w, base)
     w.text(
         f"{base}/sources/raw-clipping.md",
         "<!-- openclaw:wiki:raw-source -->\n# A clipping\n\nPasted from a newsletter.\n",
@@ -245,6 +252,44 @@ def _vault(w: _Writer) -> None:
         ),
     )
     w.text(f"{base}/.openclaw-wiki/log.jsonl", '{"type":"compile"}\n')
+
+
+def _same_named(w: _Writer, base: str) -> None:
+    """A source and the concept drawn from it under one file name, as OpenClaw's ingest
+    numbers both (`0010-…`): two pages, told apart only by their folders."""
+    w.text(
+        f"{base}/sources/0010-alpha-renewal.md",
+        _page(
+            [
+                "pageType: source",
+                "id: source.0010-alpha-renewal",
+                "title: Alpha renewal call",
+                "sourceType: local-file",
+                "status: active",
+                "updatedAt: 2026-03-22T08:00:00.000Z",
+            ],
+            "# Alpha renewal call\n\nNotes from the call: renewal at the same price, "
+            "two-year term.",
+            None,
+        ),
+    )
+    w.text(
+        f"{base}/concepts/0010-alpha-renewal.md",
+        _page(
+            [
+                "pageType: concept",
+                "id: concept.0010-alpha-renewal",
+                "title: Alpha renewal",
+                "sourceIds: [source.0010-alpha-renewal]",
+                "status: active",
+                "updatedAt: 2026-03-22T09:00:00.000Z",
+                "reviewer: sam  # kept as written",
+            ],
+            "# Alpha renewal\n\nThe contract renews for two years; from "
+            "[[sources/0010-alpha-renewal|the call notes]]. Also see [[0010-alpha-renewal]].",
+            "### Sources\n- [[sources/0010-alpha-renewal|Alpha renewal call]]",
+        ),
+    )
 
 
 def _english(w: _Writer, today: dt.date) -> None:

@@ -279,10 +279,12 @@ ALLOWED = {
     # The search index: a cache of its own under MEMORY_SEARCH_DIR, on the host's disk and
     # never under MY_AGENT_HOME (index_path refuses that); memory files are read for it
     # through the workspace package.
-    ("memory/search_index.py", "mkdir"),
-    ("memory/search_index.py", "open"),  # the build lock file
-    ("memory/search_index.py", "replace"),  # a new index swapped in
-    ("memory/search_index.py", "unlink"),  # a half-built one left by a crash
+    ("memory/search_store.py", "mkdir"),
+    ("memory/search_store.py", "open"),  # its locks, generations, `current`, state.json
+    ("memory/search_store.py", "replace"),  # `current` and state.json (never an SQLite file)
+    ("memory/search_store.py", "unlink"),  # generations nobody reads any more
+    ("memory/search_store.py", "listdir"),  # which generations there are
+    ("memory/search_keeper.py", "open"),  # /proc/self/mountinfo: is the workspace local?
 }
 
 

@@ -23,7 +23,7 @@ import pytest
 from django.core.management import call_command
 
 from memory.models import Agent, ApiToken, hash_token
-from tests.mcp.conftest import (
+from tests.memory.mcp.conftest import (
     http_client,
     http_server,  # noqa: F401 — the fixture, used below
 )
@@ -59,6 +59,9 @@ def test_every_snippet_is_one_this_file_runs():
         if index == 0:
             kinds.append("make commands (tests/test_ci.py)")
             assert language == "sh" and "make run" in body and "make test" in body
+        elif language == "sh" and body.startswith("claude mcp add "):
+            assert len(body.splitlines()) == 1, body
+            kinds.append("a Claude Code command")
         elif language == "sh":
             assert all(
                 line.startswith((".venv/bin/python manage.py ", "MY_AGENT_HOME="))
@@ -73,6 +76,7 @@ def test_every_snippet_is_one_this_file_runs():
             assert language == "" and body.startswith("$MY_AGENT_HOME/"), body
             kinds.append("the layout")
     assert kinds.count("an MCP configuration") == 2 and "the layout" in kinds
+    assert kinds.count("a Claude Code command") == 1
 
 
 # --- the shell lines --------------------------------------------------------------------
@@ -97,7 +101,12 @@ def test_the_shell_lines_run(master, workspace, tmp_path):
     openclaw = tmp_path / "openclaw"
     openclaw.mkdir()
     build(openclaw, "en", today=dt.date.today())
-    lines = [line for body in blocks("sh")[1:] for line in body.splitlines()]
+    lines = [
+        line
+        for body in blocks("sh")[1:]
+        if not body.startswith("claude ")
+        for line in body.splitlines()
+    ]
     assert len(lines) == 3
     results = {line: run_line(line, openclaw=openclaw) for line in lines}
     for line, done in results.items():
@@ -140,6 +149,47 @@ def test_the_stdio_configuration_runs_as_written(master, workspace):
     assert "source: mcp" in (workspace / "users/owner/facts/tea.md").read_text()
 
 
+def claude_mcp_add(line: str) -> tuple[dict[str, str], list[str]]:
+    """(the `-e` environment, the command and its arguments) of a `claude mcp add <name>
+    [-e KEY=VALUE …] -- <command> [args…]` line, as Claude Code stores and launches it."""
+    words = shlex.split(line)
+    assert words[:3] == ["claude", "mcp", "add"], line
+    options, command = words[3 : words.index("--")], words[words.index("--") + 1 :]
+    env = {}
+    while options:
+        word = options.pop(0)
+        if word in ("-e", "--env"):
+            name, _, value = options.pop(0).partition("=")
+            env[name] = value
+    return env, command
+
+
+def test_the_claude_code_line_carries_the_workspace(master, workspace):
+    """The stdio one-liner, launched as Claude Code launches it: the command with only the
+    line's `-e` variables beside the ordinary environment — the workspace comes from the
+    line (the test's own MY_AGENT_HOME is not handed down), and it is not the default."""
+    from mcp import Client, StdioServerParameters
+
+    (line,) = blocks("sh", "claude mcp add")
+    line = line.strip().replace("/path/to/repo", str(ROOT))
+    env, command = claude_mcp_add(line.replace("/home/you/.agent-home", str(workspace)))
+    assert env == {"MY_AGENT_HOME": str(workspace)}
+    assert Path(command[0]).is_file() and command[1:] == [
+        f"{ROOT}/manage.py",
+        "mcp",
+        "--agent",
+        "master",
+    ]
+    params = StdioServerParameters(
+        command=command[0],
+        args=command[1:],
+        env={**env, "DATABASE_URL": test_database_url()},  # this test's database
+    )
+    written = run_client(Client(params), save_a_fact)
+    assert written == {"status": "written", "path": "users/owner/facts/tea.md"}
+    assert "source: mcp" in (workspace / "users/owner/facts/tea.md").read_text()
+
+
 def test_the_openclaw_configuration_runs_as_written(master, workspace, http_server):  # noqa: F811
     (server,) = json.loads(blocks("json", '"servers"')[0])["mcp"]["servers"].values()
     assert server["transport"] == "streamable-http"  # the SDK client used here speaks it
@@ -151,10 +201,22 @@ def test_the_openclaw_configuration_runs_as_written(master, workspace, http_serv
     }
     bearer = headers.pop("Authorization")
     assert bearer == f"Bearer {key}"
+    # What OpenClaw injects itself: its workspace's USER.md and MEMORY.md.
+    (workspace / "USER.md").write_text("# USER.md\n\n- Name: Sam\n")
+    (workspace / "MEMORY.md").write_text("# MEMORY.md\n\n- The NAS keeps the backups\n")
+
+    async def scenario(client) -> tuple[dict, str]:
+        written = await save_a_fact(client)
+        context = await client.call_tool("memory_context", {"conversation": "c1"})
+        return written, context.content[0].text
+
     client = http_client(http_server, key, **headers)
-    written = run_client(client, save_a_fact)
+    written, context = run_client(client, scenario)
     assert written == {"status": "written", "path": "users/owner/facts/tea.md"}
     assert "source: telegram" in (workspace / "users/owner/facts/tea.md").read_text()
+    # X-Memory-Runtime: openclaw — the facts' INDEX, not what OpenClaw already sends.
+    assert "## INDEX.md\n- [tea](tea.md)" in context
+    assert "Sam" not in context and "NAS" not in context
 
 
 # --- the layout -----------------------------------------------------------------------------
@@ -173,5 +235,6 @@ def test_the_layout_is_what_a_filled_workspace_holds(master, workspace):
     assert (workspace / "users/owner/facts/INDEX.md").is_file()
     for folder in ("entities", "reports"):
         assert (workspace / "memory/wiki" / folder).is_dir()
-    assert (workspace / "agents/helper/MEMORY.md").is_file()
-    assert (workspace / "agents/helper/memory").is_dir()
+    # An agent's folder comes with its first write, never empty before (SPEC §1).
+    assert not (workspace / "agents/helper").exists()
+    assert (workspace / "agents/researcher/memory").is_dir()

@@ -1,7 +1,7 @@
 """Where a test goes (docs/architecture.md, "Tests"), checked on the tests themselves (ast,
 no imports run): tests/spec is black-box — one file per SPEC §, named test_sNN_<topic>.py,
 importing no app module, not even through a helper module; its conftest.py is the harness
-and may."""
+and may. Every other folder of tests mirrors a package of the code."""
 
 from __future__ import annotations
 
@@ -14,6 +14,9 @@ ROOT = TESTS.parent
 SPEC = TESTS / "spec"
 APPS = ("memory", "wiki", "proposals", "memoryproject")
 SECTIONS = range(0, 19)  # §0–§18 of the spec
+# Suites of their own, not by package: the contract, processes, a browser, a real model.
+BY_KIND = ("spec", "ops", "browser", "model")
+CODE = (*APPS, "bench")
 
 
 def _imported(path: Path) -> set[str]:
@@ -78,3 +81,39 @@ def test_spec_files_are_one_per_section():
     sections = [int(pattern.fullmatch(name).group(1)) for name in names]
     assert all(section in SECTIONS for section in sections), sections
     assert len(sections) == len(set(sections)), "one file per §"
+
+
+def folders_off_the_code(tests: Path, root: Path) -> list[str]:
+    """The folders of `tests` holding tests (a test_*.py) that mirror no package of the
+    code under `root` (tests/memory/jobs ↔ memory/jobs), the suites by kind left aside."""
+    found = []
+    for folder in sorted(path for path in tests.rglob("*") if path.is_dir()):
+        relative = folder.relative_to(tests)
+        if relative.parts[0] in BY_KIND or not any(folder.glob("test_*.py")):
+            continue
+        code = root / relative
+        if relative.parts[0] not in CODE or not any(code.glob("*.py")):
+            found.append(relative.as_posix())
+    return found
+
+
+def test_the_mirror_rule_sees_a_folder_off_the_code(tmp_path):
+    for name in ("memory/jobs/runs.py", "wiki/pages.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("")
+    tests = tmp_path / "tests"
+    for name in (
+        "memory/jobs/test_runs.py",
+        "wiki/test_pages.py",
+        "pages/test_wiki_pages.py",
+        "memory/manage/test_queue.py",
+        "spec/test_s01_workspace_layout.py",
+        "helpers_only/serve.py",
+    ):
+        (tests / name).parent.mkdir(parents=True, exist_ok=True)
+        (tests / name).write_text("")
+    assert folders_off_the_code(tests, tmp_path) == ["memory/manage", "pages"]
+
+
+def test_every_folder_of_tests_mirrors_a_package_of_the_code():
+    assert folders_off_the_code(TESTS, ROOT) == [], "tests/<package>/test_<module>.py"

@@ -2,7 +2,9 @@
 shape, call one operation in wiki.pages / wiki.compile, shape the answer.
 
     GET     agents/{id}/memory/wiki?q=          table of contents (no bodies), ranked with q
-    GET/PUT/DELETE agents/{id}/memory/wiki/pages/{slug}   one page; PUT changes only what is sent
+    GET/PUT/DELETE agents/{id}/memory/wiki/pages/{name}   one page — by its key folder/slug,
+                                                         or its slug when one folder holds
+                                                         it; PUT changes only what is sent
     GET     agents/{id}/memory/wiki/report      lint issues, open questions; regenerates reports
     POST    agents/{id}/memory/wiki/compile     start a compile: 202; 409 while one runs
 
@@ -30,6 +32,7 @@ from memory.errors import InvalidInput
 from memory.query import Query
 from wiki import compile as wiki_compile
 from wiki import pages, writes
+from wiki.lint import ISSUE_KINDS
 from wiki.vault import KINDS
 
 
@@ -50,12 +53,15 @@ class PageInputSerializer(serializers.Serializer):
 
 class LinkSerializer(serializers.Serializer):
     slug = serializers.CharField()
+    key = serializers.CharField(help_text="folder/slug; empty for a bare name no page has")
+    folder = serializers.CharField()
     title = serializers.CharField()
     exists = serializers.BooleanField()
 
 
 class TocEntrySerializer(serializers.Serializer):
     slug = serializers.CharField()
+    key = serializers.CharField(help_text="the page's identity: folder/slug")
     title = serializers.CharField()
     kind = serializers.CharField()
     status = serializers.CharField()
@@ -72,8 +78,9 @@ class PageSerializer(TocEntrySerializer):
 
 
 class IssueSerializer(serializers.Serializer):
-    kind = serializers.ChoiceField(choices=["unsourced", "dangling", "review", "stale"])
+    kind = serializers.ChoiceField(choices=list(ISSUE_KINDS))
     slug = serializers.CharField()
+    key = serializers.CharField()
     title = serializers.CharField()
     path = serializers.CharField()
     detail = serializers.CharField()
@@ -81,6 +88,7 @@ class IssueSerializer(serializers.Serializer):
 
 class QuestionSerializer(serializers.Serializer):
     slug = serializers.CharField()
+    key = serializers.CharField()
     title = serializers.CharField()
     question = serializers.CharField()
 

@@ -40,7 +40,9 @@ from typing import Any
 
 from memory import clock, notes
 from memory.errors import Conflict, DomainError, InvalidInput
+from memory.history import agent_of_path
 from memory.jobs import runs, window
+from memory.jobs.consolidate import notes_floor
 from memory.jobs.llm import (
     NO_MODEL,
     BadAnswer,
@@ -50,10 +52,12 @@ from memory.jobs.llm import (
     render_prompt,
 )
 from memory.models import Agent, Run
+from memory.text import fold
 from proposals.actions import BaseKind, apply_now, planned_writes, propose
 from proposals.diff import Presented, Presenter
 from wiki import graph, lint, pages
 from wiki.vault import (
+    KIND_FOLDERS,
     Vault,
     join_page,
     load,
@@ -93,7 +97,9 @@ def batch_changes(agent: Agent, page_list: list[dict]) -> dict[str, str]:
         slug = page_slug(title)
         kind = pages.clean_kind(item.get("kind"))
         sources = pages.clean_sources(item.get("sources"), loose=True)
-        existing = vault.pages.get(slug)
+        # The page of that slug, wherever it is (the one of this title where two folders
+        # hold the slug: _drop_shared left out the others).
+        existing = pages.named_record(vault, slug, title=title)
         if existing is not None and existing.openclaw:
             # An OpenClaw page keeps its source ids; the notes it now also comes from join.
             sources = _union(existing.source_ids, sources)
@@ -101,7 +107,7 @@ def batch_changes(agent: Agent, page_list: list[dict]) -> dict[str, str]:
             sources = _union(
                 [s for s in existing.sources if lint.valid_source(s, loose=True)], sources
             )
-        path = vault.path_for(slug, kind)
+        path = existing.path if existing is not None else vault.path_for(KIND_FOLDERS[kind], slug)
         if path in authored:
             raise InvalidInput(f"The batch holds the page {slug!r} twice.")
         authored[path] = pages.render_author(
@@ -163,8 +169,6 @@ def is_page_path(path: str) -> bool:
 
 
 def refresh_after_restore(path: str) -> None:
-    from memory.history import agent_of_path
-
     agent = Agent.objects.filter(pk=agent_of_path(path)).first()
     if agent is not None:
         pages.refresh(agent)
@@ -223,6 +227,25 @@ def parse_batch(data: dict[str, Any], *, note_exists: Callable[[str], bool]) -> 
     return batch
 
 
+def _drop_shared(batch: ParsedBatch, vault: Vault) -> None:
+    """Drop the pages whose slug several folders hold when none, or more than one, of
+    those pages has the page's title: which page the model meant cannot be told (SPEC
+    §10.1: a page is its path), so they are left as they are, and the summary says so."""
+    kept = []
+    for page in batch.pages:
+        slug = page_slug(page["title"])
+        keys = vault.holders(slug)
+        titled = [key for key in keys if vault.pages[key].title == page["title"]]
+        if len(keys) > 1 and len(titled) != 1:
+            batch.dropped.append(
+                f"dropped {page['title']!r}: several pages are named {slug!r} "
+                f"({', '.join(keys)}); left as they are"
+            )
+            continue
+        kept.append(page)
+    batch.pages = kept
+
+
 def _valid_sources(sources: list[str], note_exists: Callable[[str], bool]) -> list[str]:
     """The sources (trimmed, each once) in the §10.1 form that name something that exists."""
     valid = []
@@ -243,10 +266,8 @@ def _vault_context(
 ) -> tuple[str, str]:
     """(table of contents, texts of the pages the notes mention, within `pages_budget`
     characters) for the prompt."""
-    from memory.text import fold
-
-    records = sorted(vault.pages.values(), key=lambda r: r.slug)
-    toc_lines = [f"- {r.title} ({r.kind}; [[{r.slug}]])" for r in records[:TOC_LIMIT]]
+    records = sorted(vault.pages.values(), key=lambda r: (r.slug, r.key))
+    toc_lines = [f"- {r.title} ({r.kind}; [[{vault.name_of(r)}]])" for r in records[:TOC_LIMIT]]
     if len(records) > TOC_LIMIT:
         toc_lines.append(f"- … and {len(records) - TOC_LIMIT} more pages not listed")
     toc = "\n".join(toc_lines) or "(the vault is empty)"
@@ -303,7 +324,9 @@ def _fit_prompt(
 
     def build(budget: int) -> tuple[str, str]:
         read = (
-            block if budget == notes.NOTES_BUDGET else notes.read_notes_block(agent, budget=budget)
+            block
+            if budget == notes.NOTES_BUDGET
+            else notes.read_notes_block(agent, budget=budget, since=block.since)
         )
         pages_budget = PAGES_BUDGET * budget // notes.NOTES_BUDGET
         return build_prompt(agent, read.text, vault=vault, pages_budget=pages_budget)
@@ -324,8 +347,9 @@ def _fit_prompt(
 
 
 def _compile_step(run: Run) -> runs.Outcome:
-    # A note that cannot be read as text is left out and named in the reasons.
-    block = notes.read_notes_block(run.agent)
+    # The notes the consolidation reads, from the same first day (SPEC §8, §10.5). A note
+    # that cannot be read as text is left out and named in the reasons.
+    block = notes.read_notes_block(run.agent, since=notes_floor(run.agent))
     outcome = _compile(run, block)
     outcome.reasons = [*block.left_out(), *outcome.reasons]
     return outcome
@@ -364,6 +388,7 @@ def _compile(run: Run, block: notes.NotesBlock) -> runs.Outcome:
     )
     if batch is None:
         return runs.Outcome(Run.Status.FAILED, failure)
+    _drop_shared(batch, load(agent))
 
     dropped = len(batch.dropped)
     dropped_text = f"; {dropped} page(s) dropped without sources" if dropped else ""

@@ -2,7 +2,9 @@
 
 Links are `[[Page]]` or `[[Page|label]]` in a page's author body; the target is the page
 whose slug is slugify(Page), or, as OpenClaw writes them, `[[folder/slug|label]]` the page
-file in that folder. The app keeps its block only on pages it wrote (keeps_block): a page
+file in that folder (a page is its path: wiki.vault.Vault.resolve). A block names a page by
+its slug, or by `folder/slug` when another folder holds a page of the same slug, so every
+link it writes means one page. The app keeps its block only on pages it wrote (keeps_block): a page
 carrying another tool's Related block (OpenClaw's) is left exactly as it is. Each page's
 machine block lists its links out (existing pages and pages nobody wrote yet) and its
 backlinks. A change to one page's links changes
@@ -30,38 +32,54 @@ def _label(text: str) -> str:
     return text.replace("[", "(").replace("]", ")").replace("|", "/")
 
 
-def _link(slug: str, title: str) -> str:
+def _link(name: str, title: str) -> str:
     # [[slug|Title]] resolves to the file in Obsidian too (files are named by slug), and
-    # slugify(slug) == slug, so the block's links mean what they say.
-    return f"[[{slug}|{_label(title)}]]"
+    # slugify(slug) == slug, so the block's links mean what they say; [[folder/slug|…]]
+    # where two folders hold the slug.
+    return f"[[{name}|{_label(title)}]]"
 
 
-def _link_md(record: Record) -> str:
+def _link_md(record: Record, vault: Vault) -> str:
     # Cached on the record (records live as long as their file is unchanged): a pass
     # over 20,000 pages renders 80,000 of these.
+    if len(vault.named.get(record.slug, ())) > 1:
+        if not record.key_link_md:
+            record.key_link_md = f"- {_link(record.key, record.title)}"
+        return record.key_link_md
     if not record.link_md:
         record.link_md = f"- {_link(record.slug, record.title)}"
     return record.link_md
 
 
+def _backlink_order(key: str) -> tuple[str, str]:
+    # By slug, as the blocks have always listed them; the folder tells two of one slug apart.
+    return key.partition("/")[2], key
+
+
+def sorted_backlinks(vault: Vault, key: str) -> list[str]:
+    """The keys of the pages linking to `key`, in the block's order."""
+    return sorted(vault.backlinks(key), key=_backlink_order)
+
+
 def render_block(record: Record, vault: Vault, incoming: list[str]) -> str:
-    """The machine block of one page, from the graph of `vault`."""
+    """The machine block of one page, from the graph of `vault`; `incoming`: the keys of
+    the pages linking to it (sorted_backlinks)."""
     pages = vault.pages
     out: list[str] = []
+    shown: set[str] = set()
     raw_names: dict[str, str] | None = None
-    for slug in record.out:
-        target = pages.get(slug)
-        if target is not None:
-            out.append(target.link_md or _link_md(target))
+    for ref in record.out:
+        found = vault.resolve(ref)
+        if found is not None:
+            if found not in shown and found != record.key:
+                shown.add(found)
+                out.append(_link_md(pages[found], vault))
         else:
             if raw_names is None:
-                raw_names = {s: raw for raw, s in record.links if s is not None}
-            out.append(f"- {_link(slug, raw_names.get(slug, slug))} (no page yet)")
-    own = record.slug
-    back = [
-        (source.link_md or _link_md(source))
-        for source in (pages[slug] for slug in incoming if slug != own)
-    ]
+                raw_names = {r: raw for raw, r in record.links if r is not None}
+            out.append(f"- {_link(ref, raw_names.get(ref, ref))} (no page yet)")
+    own = record.key
+    back = [_link_md(pages[key], vault) for key in incoming if key != own]
     return "\n".join(
         [
             MACHINE_BLOCK_START,
@@ -91,15 +109,13 @@ def block_changes(vault: Vault, *, only: set[str] | None = None) -> dict[str, st
     """{path: whole new text} for every page whose machine block differs from what the
     graph says (see keeps_block). With `only`: just those paths, pages being written now,
     which gain a block when they have none. A full pass."""
-    incoming = vault.links_in()
     changes: dict[str, str] = {}
-    for slug, record in vault.pages.items():
+    for key, record in vault.pages.items():
         if only is not None and record.path not in only:
             continue
         if not keeps_block(record, writing=only is not None):
             continue
-        sources = incoming.get(slug)
-        block = render_block(record, vault, sorted(sources) if sources else [])
+        block = render_block(record, vault, sorted_backlinks(vault, key))
         if block != record.block:
             changes[record.path] = join_page(record.author_text, block)
     return changes
@@ -116,39 +132,55 @@ def block_changes(vault: Vault, *, only: set[str] | None = None) -> dict[str, st
 
 def plan_blocks(vault: Vault) -> dict[str, str]:
     """{path: whole new text} of every page whose machine block must change, looking
-    only at the unverified slugs of `vault` (all of them for a vault parsed from
+    only at the unverified keys of `vault` (all of them for a vault parsed from
     scratch)."""
     if vault.unverified is None:
         return block_changes(vault)
-    incoming, pages = vault.incoming, vault.pages
+    pages = vault.pages
     changes: dict[str, str] = {}
-    for slug in vault.unverified:
-        record = pages.get(slug)
+    for key in vault.unverified:
+        record = pages.get(key)
         if record is None or not keeps_block(record):
             continue
-        block = render_block(record, vault, sorted(incoming.get(slug, ())))
+        block = render_block(record, vault, sorted_backlinks(vault, key))
         if block != record.block:
             changes[record.path] = join_page(record.author_text, block)
     return changes
 
 
-def links_of(vault: Vault, slug: str) -> tuple[list[dict], list[dict]]:
-    """(links out, links in) of one page as `{"slug", "title", "exists"}` rows."""
-    record = vault.pages[slug]
-    raw_names = {target_slug: raw for raw, target_slug in record.links if target_slug}
+def _row(vault: Vault, record: Record) -> dict:
+    return {
+        "slug": record.slug,
+        "key": record.key,
+        "folder": record.folder,
+        "title": record.title,
+        "exists": True,
+    }
+
+
+def links_of(vault: Vault, key: str) -> tuple[list[dict], list[dict]]:
+    """(links out, links in) of the page `key` as `{"slug", "key", "folder", "title",
+    "exists"}` rows (a link to no page: its key, or "" for a bare name, and exists
+    false)."""
+    record = vault.pages[key]
+    raw_names = {ref: raw for raw, ref in record.links if ref}
     out = []
-    for target in record.out:
-        page = vault.pages.get(target)
-        out.append(
-            {
-                "slug": target,
-                "title": page.title if page else raw_names.get(target, target),
-                "exists": page is not None,
-            }
-        )
-    incoming = [
-        {"slug": source, "title": vault.pages[source].title, "exists": True}
-        for source in sorted(vault.links_in().get(slug, ()))
-        if source != slug
-    ]
+    seen: set[str] = set()
+    for ref in record.out:
+        found = vault.resolve(ref)
+        if found is None:
+            folder, _, slug = ref.rpartition("/")
+            out.append(
+                {
+                    "slug": slug,
+                    "key": ref if folder else "",
+                    "folder": folder,
+                    "title": raw_names.get(ref, ref),
+                    "exists": False,
+                }
+            )
+        elif found not in seen and found != key:
+            seen.add(found)
+            out.append(_row(vault, vault.pages[found]))
+    incoming = [_row(vault, vault.pages[source]) for source in sorted_backlinks(vault, key)]
     return out, incoming

@@ -5,6 +5,8 @@ One pass over the vault reports four kinds of issue:
 - `unsourced` — no valid source (`note:YYYY-MM-DD[-suffix]` or `conv:<id>`, or for an
   OpenClaw page the ids in `sourceIds`) left; OpenClaw's source pages need none;
 - `dangling` — a `[[link]]` to a page nobody wrote (or to no possible page, `[[???]]`);
+- `ambiguous` — a bare `[[name]]` that matches pages in several folders (it opens the
+  first in folder order; `[[folder/name]]` names one);
 - `review` — a status other than `ok` (or OpenClaw's `active`);
 - `stale` — `updated` more than 90 days before today, or missing, or not a date.
 
@@ -24,9 +26,9 @@ from typing import NamedTuple
 from memory import workspace
 from memory.errors import InvalidInput
 from memory.text import note_day, parse_note_name
-from wiki.vault import REPORTS_DIR, Record, Vault
+from wiki.vault import REPORTS_DIR, Record, Vault, is_key
 
-ISSUE_KINDS = ("unsourced", "dangling", "review", "stale")
+ISSUE_KINDS = ("unsourced", "dangling", "ambiguous", "review", "stale")
 # Statuses that need no person's eye: this app's `ok`, OpenClaw memory-wiki's `active`.
 OK_STATUSES = ("ok", "active")
 # Pages that need no sources: OpenClaw's source pages are where sources are kept.
@@ -75,6 +77,7 @@ class Issue(NamedTuple):
     title: str
     path: str
     detail: str
+    key: str = ""  # the page's key, folder/slug (wiki.vault: a page is its path)
 
     def as_dict(self) -> dict:
         return self._asdict()
@@ -118,28 +121,45 @@ def _own_issues(record: Record, today: dt.date) -> tuple:
     return result
 
 
-def page_issues(record: Record, pages: dict[str, Record], today: dt.date) -> tuple[Issue, ...]:
-    """The issues of one page, by kind: they depend on the page, today and which of the
-    pages it links to exist."""
+def page_issues(record: Record, vault: Vault, today: dt.date) -> tuple[Issue, ...]:
+    """The issues of one page, by kind: they depend on the page, today and which pages
+    the refs it links with name (none, one, several)."""
     unsourced, review, stale = _own_issues(record, today)
     issues: list[Issue] = []
+    where = (record.slug, record.title, record.path)
     if unsourced:
-        issues.append(Issue("unsourced", record.slug, record.title, record.path, unsourced))
+        issues.append(Issue("unsourced", *where, unsourced, record.key))
     seen: set[str] = set()
-    for target, target_slug in record.links:
-        if target_slug is None:
+    shared: list[Issue] = []
+    for target, ref in record.links:
+        if ref is None:
             key, detail = target, f"[[{target}]] names no page"
-        elif target_slug not in pages:
-            key, detail = target_slug, f"[[{target}]] → {target_slug}: no such page"
+        elif vault.resolve(ref) is None:
+            key, detail = ref, f"[[{target}]] → {ref}: no such page"
+        elif not is_key(ref) and len(holders := vault.holders(ref)) > 1:
+            if ref not in seen:
+                seen.add(ref)
+                matches = ", ".join(holders)
+                shared.append(
+                    Issue(
+                        "ambiguous",
+                        *where,
+                        f"[[{target}]] matches {matches}: it opens {holders[0]}; write "
+                        f"[[{holders[0]}]] or [[{holders[1]}]] to name one",
+                        record.key,
+                    )
+                )
+            continue
         else:
             continue
         if key not in seen:  # one issue per missing page, however often it is linked
             seen.add(key)
-            issues.append(Issue("dangling", record.slug, record.title, record.path, detail))
+            issues.append(Issue("dangling", *where, detail, record.key))
+    issues += shared
     if review:
-        issues.append(Issue("review", record.slug, record.title, record.path, review))
+        issues.append(Issue("review", *where, review, record.key))
     if stale:
-        issues.append(Issue("stale", record.slug, record.title, record.path, stale))
+        issues.append(Issue("stale", *where, stale, record.key))
     return tuple(issues)
 
 
@@ -156,21 +176,35 @@ def lint(vault: Vault, *, today: dt.date) -> list[Issue]:
         pages = vault.pages
         base, dirty = vault.lint_base, vault.lint_dirty
         if base is None or dirty is None or base[0] != today:
-            per_page = {slug: page_issues(record, pages, today) for slug, record in pages.items()}
+            per_page = {key: page_issues(record, vault, today) for key, record in pages.items()}
         else:
             per_page = dict(base[1])
-            for slug in dirty:
-                record = pages.get(slug)
+            for key in dirty:
+                record = pages.get(key)
                 if record is None:
-                    per_page.pop(slug, None)
+                    per_page.pop(key, None)
                 else:
-                    per_page[slug] = page_issues(record, pages, today)
+                    per_page[key] = page_issues(record, vault, today)
         vault.lint_base, vault.lint_dirty = (today, per_page), set()
-        for slug in pages.keys() - per_page.keys():  # never expected; cheap to be sure
-            per_page[slug] = page_issues(pages[slug], pages, today)
-        issues = [issue for slug in pages for issue in per_page[slug]]
+        for key in pages.keys() - per_page.keys():  # never expected; cheap to be sure
+            per_page[key] = page_issues(pages[key], vault, today)
+        issues = [issue for key in pages for issue in per_page[key]]
         vault.lint_cache = (today, issues)
         return issues
+
+
+def shared_names(vault: Vault) -> dict:
+    """What the doctor says of a vault (memory.doctor.register_vault_check): the pages
+    sharing one file name across folders, and every bare link matching several pages —
+    `{"same_named": [[key, …], …], "ambiguous_links": [{"page", "link", "matches"}, …]}`."""
+    same = [list(keys) for keys in vault.named.values() if len(keys) > 1]
+    links = [
+        {"page": record.key, "link": target, "matches": list(vault.holders(ref))}
+        for record in vault.pages.values()
+        for target, ref in record.links
+        if ref and not is_key(ref) and len(vault.holders(ref)) > 1
+    ]
+    return {"same_named": same, "ambiguous_links": links}
 
 
 # --- reports --------------------------------------------------------------------------
@@ -264,7 +298,7 @@ def report_data(vault: Vault, issues: list[Issue]) -> dict:
     for issue in issues:
         counts[issue.kind] += 1
     questions = [
-        {"slug": record.slug, "title": record.title, "question": question}
+        {"slug": record.slug, "key": record.key, "title": record.title, "question": question}
         for record in vault.pages.values()
         for question in record.questions
     ]

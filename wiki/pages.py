@@ -1,9 +1,11 @@
 """Wiki pages (SPEC §10): the operations every interface calls — REST, tools, the
 management pages and the compile alike.
 
-- `list_pages(agent, q=None)`, `get_page(agent, slug)`, `find_page(agent, slug)`,
-  `search_pages(agent, query)` read.
-- `save_page(agent, …)` and `delete_page(agent, slug)` write one page, then rebuild the
+- `list_pages(agent, q=None)`, `get_page(agent, name)`, `find_page(agent, name)`,
+  `search_pages(agent, query)` read. A page is its path (wiki.vault): `name` is its key
+  `folder/slug`, or its slug when no other folder holds that slug (`Page.name`); a slug
+  several folders hold names none of them (422, the keys listed).
+- `save_page(agent, …)` and `delete_page(agent, name)` write one page, then rebuild the
   graph (rewriting the machine blocks that changed) and regenerate the reports.
 - `refresh(agent)` rebuilds the graph and the reports without changing a page's author
   part (edits and compiles call it); `report(agent)` computes the lint report as data and
@@ -16,9 +18,12 @@ the agent dir; `memory.workspace` does all IO.
 
 Rules kept here:
 - a page without a valid source is never written (422);
-- the slug is slugify(title) (§10.2); slugs are unique across the three folders, and an
-  existing page keeps its folder on every write, even when its kind changes (moving it
-  would break every link to it);
+- the slug is slugify(title) (§10.2); a write by title lands on the page of that slug in
+  whichever folder holds it (the one whose title it is, when several do), and an existing
+  page keeps its folder on every write, even when its kind changes (moving it would break
+  every link to it);
+- an OpenClaw page is edited in place: only the frontmatter keys whose value changed are
+  rewritten, every other line (unknown keys, their order, comments) kept as written;
 - `updated` is set to today on every write of the author part;
 - the machine block is recomputed, never taken from the caller.
 """
@@ -28,7 +33,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import partial as partial_fn
 from typing import TypeVar
@@ -42,11 +47,14 @@ from wiki import vault as vault_module
 from wiki.vault import (
     FOLDER_KINDS,
     FOLDERS,
+    KIND_FOLDERS,
     KINDS,
     Record,
     Vault,
+    edit_frontmatter,
     is_openclaw_meta,
     join_page,
+    link_ref,
     load,
     meta_as_written,
     neutralise,
@@ -67,9 +75,13 @@ MAX_STATUS_CHARS = 40
 class Page:
     """One page as the interfaces see it. `body` is the author body (no frontmatter, no
     machine block); `text` is the whole file. `links_out` / `links_in` are
-    `{"slug", "title", "exists"}` rows (filled by get_page and save_page)."""
+    `{"slug", "key", "folder", "title", "exists"}` rows (filled by get_page and
+    save_page). `key` is the page's identity, `folder/slug`; `name` how a tool names it:
+    its slug, or its key where another folder holds the same slug."""
 
     slug: str
+    key: str
+    name: str
     path: str
     folder: str
     title: str
@@ -88,6 +100,7 @@ class Page:
         """The table-of-contents row (§14.1), without the body."""
         return {
             "slug": self.slug,
+            "key": self.key,
             "title": self.title,
             "kind": self.kind,
             "status": self.status,
@@ -107,9 +120,13 @@ class Page:
         }
 
 
-def _page(record: Record, vault: Vault | None = None, *, created: bool = False) -> Page:
+def _page(
+    record: Record, vault: Vault | None = None, *, created: bool = False, links: bool = True
+) -> Page:
     page = Page(
         slug=record.slug,
+        key=record.key,
+        name=vault.name_of(record) if vault is not None else record.slug,
         path=record.path,
         folder=record.folder,
         title=record.title,
@@ -122,8 +139,8 @@ def _page(record: Record, vault: Vault | None = None, *, created: bool = False) 
         text=record.text,
         created=created,
     )
-    if vault is not None:
-        page.links_out, page.links_in = graph.links_of(vault, record.slug)
+    if vault is not None and links:
+        page.links_out, page.links_in = graph.links_of(vault, record.key)
     return page
 
 
@@ -308,13 +325,13 @@ def _apply(agent, loaded: vault_module.Loaded, authored: dict[str, str | None]) 
         if attempt == 0:
             for path, author_text in authored.items():
                 # An authored page always has a block to gain; should the plan not hold
-                # it (a shadowed duplicate), it is still written whole.
+                # it, it is still written whole.
                 if author_text is not None and path not in texts:
                     record = current.records[path]
                     if not graph.keeps_block(record, writing=True):
                         texts[path] = author_text.rstrip("\n") + "\n"  # its own blocks
                         continue
-                    incoming = sorted(current.incoming.get(record.slug, ()))
+                    incoming = graph.sorted_backlinks(current, record.key)
                     texts[path] = join_page(
                         record.author_text, graph.render_block(record, current, incoming)
                     )
@@ -331,7 +348,7 @@ def _apply(agent, loaded: vault_module.Loaded, authored: dict[str, str | None]) 
         reports = lint.report_changes(predicted, lint.lint(predicted, today=clock.today()))
         if not texts and not reports:
             current = predicted
-            current.unverified = set()  # the plan covered every unverified slug
+            current.unverified = set()  # the plan covered every unverified key
             break
         done = workspace.write_many({**texts, **reports}, base_hashes=bases)
         written += done
@@ -340,8 +357,8 @@ def _apply(agent, loaded: vault_module.Loaded, authored: dict[str, str | None]) 
             {path: record_for(vault.base, path, texts[path]) for path in texts if path in done},
             verified=True,
         )
-        # The plan covered every unverified slug: what is left is what was not written.
-        current.unverified = {current.records[path].slug for path in missed}
+        # The plan covered every unverified key: what is left is what was not written.
+        current.unverified = {current.records[path].key for path in missed}
         reports = {}
         skipped |= missed
         fresh = vault_module.look_at(vault.base, current.records, missed) if missed else {}
@@ -378,40 +395,119 @@ def report(agent) -> dict:
     return lint.report_data(vault, lint.lint(vault, today=clock.today()))
 
 
+def doctor_findings(agent) -> dict:
+    """What the doctor reports of the agent's vault (wiki.lint.shared_names), read as it
+    is on disk; writes nothing."""
+    return lint.shared_names(load(agent))
+
+
 # --- reading ------------------------------------------------------------------------------
 
 
-def _candidates(agent, slug: str) -> list[str]:
-    """The files a page of this slug could be (one per folder), to stat. A string that
-    cannot be a file name gives paths the vault does not look at (not a page's, or
-    refused by the workspace): such a page is simply not there (404)."""
-    return [f"{vault_dir(agent)}/{folder}/{slug}.md" for folder in FOLDERS]
+def _candidates(agent, name: str) -> list[str]:
+    """The files a page of this name could be, to stat: the one file of a key
+    (`folder/slug`), or one per folder for a slug. A string that cannot be a file name
+    gives paths the vault does not look at (not a page's, or refused by the workspace):
+    such a page is simply not there (404)."""
+    folder, _, slug = name.rpartition("/")
+    if folder:
+        return [f"{vault_dir(agent)}/{folder}/{slug}.md"]
+    return [f"{vault_dir(agent)}/{folder}/{name}.md" for folder in FOLDERS]
 
 
-def find_page(agent, slug: str) -> Page | None:
-    """The page with this slug (with its links), or None. The page's own file is
-    looked at on every call, so it is always its current text."""
-    vault = load(agent, paths=_candidates(agent, slug))
-    record = vault.pages.get(slug)
+def _several(slug: str, keys: tuple[str, ...]) -> InvalidInput:
+    return InvalidInput(
+        f"Several wiki pages are named {slug!r}: {', '.join(keys)}. Name one by its folder, "
+        f"e.g. {keys[0]!r}."
+    )
+
+
+def named_record(vault: Vault, name: str, *, title: str | None = None) -> Record | None:
+    """The page `name` names in `vault`: a key (`folder/slug`) that page; a slug the one
+    page of that slug — or, when several folders hold it, the one titled `title`. None
+    when there is none; InvalidInput (422) when a slug names several and no title picks
+    one."""
+    if "/" in name:
+        return vault.pages.get(name)
+    keys = vault.holders(name)
+    if len(keys) > 1 and title is not None:
+        titled = [key for key in keys if vault.pages[key].title == title]
+        keys = tuple(titled) if len(titled) == 1 else keys
+    if len(keys) > 1:
+        raise _several(name, keys)
+    return vault.pages[keys[0]] if keys else None
+
+
+def find_page(agent, name: str) -> Page | None:
+    """The page this name names (with its links), or None; 422 for a slug several
+    folders hold. The page's own file is looked at on every call, so it is always its
+    current text."""
+    vault = load(agent, paths=_candidates(agent, name))
+    record = named_record(vault, name)
     return _page(record, vault) if record is not None else None
 
 
-def get_page(agent, slug: str) -> Page:
-    """The page with this slug (with its links); NotFound (404) otherwise."""
-    page = find_page(agent, slug)
+def get_page(agent, name: str) -> Page:
+    """The page this name names (with its links); NotFound (404) otherwise."""
+    page = find_page(agent, name)
     if page is None:
-        raise NotFound(f"No wiki page {slug!r}.")
+        raise NotFound(f"No wiki page {name!r}.")
     return page
 
 
 def get_page_by_title(agent, title: str) -> Page | None:
-    """The page a title names (slugified, §10.2; 422 for a title without letters)."""
-    return find_page(agent, page_slug(title))
+    """The page a title names (slugified, §10.2; 422 for a title without letters), or
+    the page a `folder/slug` names, as a link would; when several folders hold the slug,
+    the one of exactly that title (422 when none or several are). No page of that slug:
+    the page whose title it is, though its file is named otherwise (OpenClaw's)."""
+    ref = link_ref(title)
+    if ref and "/" in ref:
+        name = ref
+    else:
+        name = page_slug(title)
+    vault = load(agent, paths=_candidates(agent, name))
+    record = named_record(vault, name, title=" ".join(title.split()))
+    if record is None and "/" not in name:
+        record = _titled(vault, name)
+    return _page(record, vault) if record is not None else None
+
+
+def _titled(vault: Vault, slug: str) -> Record | None:
+    """The page whose title slugifies to `slug` though its file is named otherwise (an
+    OpenClaw page: `sources/0010-alpha-renewal.md` titled "Alpha renewal call"); 422 when
+    several are."""
+    found = [record for record in vault.pages.values() if _title_slug(record.title) == slug]
+    if len(found) > 1:
+        raise _several(slug, tuple(record.key for record in found))
+    return found[0] if found else None
+
+
+def _title_slug(title: str) -> str:
+    try:
+        return page_slug(title)
+    except InvalidInput:
+        return ""
+
+
+def link_resolver(agent) -> Callable[[str], tuple[str | None, str | None]]:
+    """For the pages: a function from a link's target as written (`Page name`,
+    `folder/name`) to (the key of the page it opens, or None; its ref — wiki.vault.link_ref
+    — or None when it names no possible page). One snapshot of the vault for all."""
+    vault = load(agent)
+
+    def resolve(target: str) -> tuple[str | None, str | None]:
+        ref = link_ref(target)
+        return (vault.resolve(ref), ref) if ref else (None, None)
+
+    return resolve
 
 
 @dataclass(frozen=True)
 class SearchHit:
     slug: str
+    key: str
+    name: str  # the slug, or the key where another folder holds the slug (Page.name)
+    folder: str
     title: str
     text: str  # the best matching line, original text, cut at 700 characters
     matched: int  # how many query words the page holds
@@ -440,6 +536,9 @@ def _rank(vault: Vault, query: Query) -> list[SearchHit]:
         hits.append(
             SearchHit(
                 record.slug,
+                record.key,
+                vault.name_of(record),
+                record.folder,
                 record.title,
                 cap(" ".join(shown.split()), MATCH_TEXT_CHARS),
                 len(matched),
@@ -448,7 +547,7 @@ def _rank(vault: Vault, query: Query) -> list[SearchHit]:
         )
     if any(hit.matched == len(patterns) for hit in hits):
         hits = [hit for hit in hits if hit.matched == len(patterns)]
-    hits.sort(key=lambda hit: hit.slug)
+    hits.sort(key=lambda hit: (hit.slug, hit.key))
     hits.sort(key=lambda hit: hit.updated, reverse=True)
     hits.sort(key=lambda hit: hit.matched, reverse=True)
     return hits
@@ -461,16 +560,16 @@ def search_pages(agent, query: Query | str, *, limit: int = SEARCH_LIMIT) -> lis
 
 
 def list_pages(agent, q: Query | str | None = None) -> list[Page]:
-    """The vault as pages (no links). Without `q`: folder order, then slug. With `q`:
-    the pages matching it, ranked as `wiki_search` ranks; a `q` without a letter or digit
-    is 422, as for every search."""
+    """The vault as pages (no links): every page, two of one slug in two folders too.
+    Without `q`: folder order, then slug. With `q`: the pages matching it, ranked as
+    `wiki_search` ranks; a `q` without a letter or digit is 422, as for every search."""
     query = as_query(q) if q else None
     vault = load(agent)
     if query is not None:
-        return [_page(vault.pages[hit.slug]) for hit in _rank(vault, query)]
+        return [_page(vault.pages[hit.key], vault, links=False) for hit in _rank(vault, query)]
     rank = {folder: index for index, folder in enumerate(FOLDERS)}
     records = sorted(vault.pages.values(), key=lambda r: (rank[r.folder], r.slug))
-    return [_page(record) for record in records]
+    return [_page(record, vault, links=False) for record in records]
 
 
 # --- writing ------------------------------------------------------------------------------
@@ -495,14 +594,18 @@ def save_page(
       `status` to `ok`.
     - `partial=True` (REST PUT): only the fields given (not None) change; the others
       keep their value. Creating a page still needs kind and sources.
-    - `slug` (REST PUT) names the page; a given title must slugify to it (a page is never
-      renamed by a write — that would break every link to it). Without a title a new
-      page is titled by its slug.
+    - `slug` (REST PUT) names the page: its slug, or its key `folder/slug`; a given title
+      must slugify to the slug (a page is never renamed by a write — that would break
+      every link to it). Without a title a new page is titled by its slug; a new page
+      named by its key is written in that folder, which must be its kind's.
+    - Without a key, the page is the one of that slug; where several folders hold it, the
+      one whose title is the given title (else 422: the keys are listed).
 
     `updated` becomes today. An existing page keeps its folder even when `kind` changes.
-    Returns the page with its links and `created`. Raises InvalidInput (422; nothing
-    written) for missing or invalid sources, titles without a letter or digit, unknown
-    kinds or wrongly typed fields.
+    An OpenClaw page changes only in what was given and differs (its other frontmatter
+    lines stay as written; no `status` is added). Returns the page with its links and
+    `created`. Raises InvalidInput (422; nothing written) for missing or invalid
+    sources, titles without a letter or digit, unknown kinds or wrongly typed fields.
     """
     fields = _check_fields(
         title=title,
@@ -515,13 +618,31 @@ def save_page(
     )
     if not partial:
         _check_whole(fields)
+    name = f"{fields.folder}/{fields.slug}" if fields.folder else fields.slug
     with vault_lock(agent):
-        loaded = vault_module.load_state(agent, paths=_candidates(agent, fields.slug))
-        existing = loaded.vault.pages.get(fields.slug)
+        loaded = vault_module.load_state(agent, paths=_candidates(agent, name))
+        existing = named_record(loaded.vault, name, title=fields.title)
         planned = _plan_page(fields, existing, partial=partial)
-        path = loaded.vault.path_for(fields.slug, planned.kind)
-        refreshed = _apply(agent, loaded, {path: _author_text(planned, existing)})
-    return _page(refreshed.vault.pages[fields.slug], refreshed.vault, created=existing is None)
+        if existing is not None:
+            path, key = existing.path, existing.key
+        else:
+            folder = _new_page_folder(fields.folder, planned.kind)
+            path, key = loaded.vault.path_for(folder, fields.slug), f"{folder}/{fields.slug}"
+        author = _author_text(planned, existing)
+        authored = {} if existing is not None and author == existing.author_text else {path: author}
+        refreshed = _apply(agent, loaded, authored)
+    return _page(refreshed.vault.pages[key], refreshed.vault, created=existing is None)
+
+
+def _new_page_folder(folder: str | None, kind: str | None) -> str:
+    """The folder a new page goes to: its kind's; a page named by its key (REST PUT
+    `…/pages/<folder>/<slug>`) must name that folder."""
+    wanted = KIND_FOLDERS[kind]  # type: ignore[index] - _plan_page checked the kind
+    if folder is not None and folder != wanted:
+        raise InvalidInput(
+            f"A new {kind} page is written in {wanted}/, not {folder}/: name it {wanted}/…"
+        )
+    return wanted
 
 
 def plan_page(
@@ -551,9 +672,12 @@ def plan_page(
     )
     if not partial:
         _check_whole(fields)
-    loaded = vault_module.load_state(agent, paths=_candidates(agent, fields.slug))
-    existing = loaded.vault.pages.get(fields.slug)
+    name = f"{fields.folder}/{fields.slug}" if fields.folder else fields.slug
+    loaded = vault_module.load_state(agent, paths=_candidates(agent, name))
+    existing = named_record(loaded.vault, name, title=fields.title)
     planned = _plan_page(fields, existing, partial=partial)
+    if existing is None:
+        _new_page_folder(fields.folder, planned.kind)  # 422 when the folder is not the kind's
     return {
         "title": planned.title if planned.title is not None else planned.slug,
         "kind": planned.kind,
@@ -576,6 +700,7 @@ class _Fields:
     questions: list[str] | None
     status: str | None
     body: str | None
+    folder: str | None = None  # given with the slug (`folder/slug`): that page only
 
 
 def _check_fields(
@@ -591,10 +716,15 @@ def _check_fields(
     """Check each field given, before the vault is locked. Raises InvalidInput."""
     if title is not None:
         title = clean_title(title)
+    folder = None
     if slug is None:
         if title is None:
             raise InvalidInput("A page needs a title.")
         slug = page_slug(title)
+    elif "/" in slug:
+        folder, _, slug = slug.partition("/")
+        if folder not in FOLDERS or not slug:
+            raise InvalidInput(f"Not a page: {folder}/{slug} (folders: {', '.join(FOLDERS)}).")
     # OpenClaw's `source` kind is kept on a page that has it; the app writes only KINDS.
     if kind is not None and kind not in FOLDER_KINDS.values():
         kind = clean_kind(kind)
@@ -608,6 +738,7 @@ def _check_fields(
         questions=clean_questions(questions) if questions is not None else None,
         status=clean_status(status) if status is not None else None,
         body=clean_body(body) if body is not None else None,
+        folder=folder,
     )
 
 
@@ -624,10 +755,16 @@ def _check_whole(fields: _Fields) -> None:
         raise InvalidInput(f"Missing field(s): {', '.join(missing)}.")
 
 
+def _openclaws(record: Record | None) -> bool:
+    """Whether a page is OpenClaw's: its frontmatter is memory-wiki's, or it is a raw
+    source (`openclaw:wiki:raw-source`, no frontmatter at all)."""
+    return record is not None and (record.openclaw or record.raw_source)
+
+
 def _sources_rule(existing: Record | None):
     """How the page's sources are checked. An OpenClaw page's sources are ids of its
     source pages (sourceIds); the app's are note:/conv: sources (§10.1)."""
-    if existing is not None and existing.openclaw:
+    if _openclaws(existing):
         return partial_fn(clean_source_ids, allow_empty=existing.kind in lint.SOURCE_KINDS)
     return clean_sources
 
@@ -661,16 +798,22 @@ def _plan_page(fields: _Fields, existing: Record | None, *, partial: bool) -> _F
     if not partial:
         return replace(fields, sources=sources)
     if sources is None:
-        sources = check_sources(existing.source_ids if existing.openclaw else existing.sources)
+        sources = check_sources(existing.source_ids if _openclaws(existing) else existing.sources)
     return _Fields(
         slug=fields.slug,
         title=_given_or(fields.title, existing.title),
         kind=_given_or(fields.kind, existing.kind),
         sources=sources,
         questions=_given_or(fields.questions, existing.questions),
-        status=_given_or(fields.status, existing.status or "ok"),
+        # An OpenClaw page without a status keeps having none (OpenClaw's own rule).
+        status=_given_or(fields.status, existing.status or _default_status(existing)),
         body=_given_or(fields.body, existing.body),
+        folder=fields.folder,
     )
+
+
+def _default_status(existing: Record) -> str | None:
+    return None if _openclaws(existing) else "ok"
 
 
 def _given_or(value: T | None, kept: T) -> T:
@@ -678,7 +821,10 @@ def _given_or(value: T | None, kept: T) -> T:
 
 
 def _author_text(planned: _Fields, existing: Record | None) -> str:
-    """The author part the write puts on disk; `updated` is today."""
+    """The author part the write puts on disk; `updated` is today. An OpenClaw page is
+    edited in place (_openclaw_author_text)."""
+    if _openclaws(existing):
+        return _openclaw_author_text(planned, existing)  # type: ignore[arg-type]
     return render_author(
         title=planned.title if planned.title is not None else planned.slug,
         kind=planned.kind,  # type: ignore[arg-type]
@@ -692,12 +838,43 @@ def _author_text(planned: _Fields, existing: Record | None) -> str:
     )
 
 
-def delete_page(agent, slug: str) -> None:
-    """Delete a page, then rebuild the graph (its backlinks disappear from the pages it
-    linked to; links to it become dangling) and the reports. NotFound (404) when absent."""
+def _openclaw_author_text(planned: _Fields, existing: Record) -> str:
+    """An OpenClaw page with only what changed rewritten (SPEC §10.1): each field given
+    that differs is set under OpenClaw's name (`pageType`, `sourceIds`, …), `updatedAt`
+    with it where the page has one; every other frontmatter line — unknown keys, their
+    order, their quoting — and an unchanged body stay exactly as written. Nothing
+    changed: the text as it was."""
+    changes: dict[str, object] = {}
+    if planned.title is not None and planned.title != existing.title:
+        changes["title"] = planned.title
+    if planned.kind is not None and planned.kind != existing.kind:
+        changes["pageType"] = planned.kind
+    if planned.sources is not None and list(planned.sources) != existing.source_ids:
+        changes["sourceIds"] = list(planned.sources)
+    if planned.questions is not None and planned.questions != existing.questions:
+        changes["questions"] = planned.questions or None  # none: the key goes
+    if planned.status is not None and planned.status != existing.status:
+        changes["status"] = planned.status
+    body = planned.body if planned.body is not None else existing.body
+    if not changes and body == existing.body:
+        return existing.author_text
+    if "updatedAt" in meta_as_written(existing):  # a page that keeps the time of its edits
+        changes["updatedAt"] = openclaw_timestamp()
+    new_body = None
+    if body != existing.body:
+        new_body = neutralise(body)
+        if existing.foreign_tail:
+            new_body = f"{new_body.rstrip(chr(10))}\n\n{existing.foreign_tail}"
+    return edit_frontmatter(existing.author_text, changes, body=new_body)
+
+
+def delete_page(agent, name: str) -> None:
+    """Delete a page (by its name: a key, or a slug one folder holds), then rebuild the
+    graph (its backlinks disappear from the pages it linked to; links to it become
+    dangling) and the reports. NotFound (404) when absent."""
     with vault_lock(agent):
-        loaded = vault_module.load_state(agent, paths=_candidates(agent, slug))
-        record = loaded.vault.pages.get(slug)
+        loaded = vault_module.load_state(agent, paths=_candidates(agent, name))
+        record = named_record(loaded.vault, name)
         if record is None:
-            raise NotFound(f"No wiki page {slug!r}.")
+            raise NotFound(f"No wiki page {name!r}.")
         _apply(agent, loaded, {record.path: None})

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from memory.errors import NotFound
 from memory.models import Agent
 from memory.query import Query
 from memory.tools import ToolResult, ToolSpec, proposed_result
@@ -16,10 +17,12 @@ PROMPTS_DIR = Path(__file__).resolve().parent / "prompts" / "tools"
 
 
 def wiki_get(agent: Agent, *, source: str, title: str) -> str:
-    """The whole page a title names (frontmatter, body, machine block), as on disk."""
+    """The whole page a title names (frontmatter, body, machine block), as on disk; a
+    `folder/slug` names that page (SPEC §10.1: a page is its path). A page that is not
+    there is a tool error, as memory_get's missing file is (NotFound)."""
     page = pages.get_page_by_title(agent, title)
     if page is None:
-        return (
+        raise NotFound(
             f"No wiki page is titled {title!r} (page name {pages.page_slug(title)!r}). "
             "Try wiki_search."
         )
@@ -27,11 +30,12 @@ def wiki_get(agent: Agent, *, source: str, title: str) -> str:
 
 
 def wiki_search(agent: Agent, *, source: str, query: str) -> str:
-    """At most 8 pages, `[slug] <matching text>` each."""
+    """At most 8 pages, `[name] <matching text>` each: the name wiki_get takes (the slug,
+    or `folder/slug` where another folder holds a page of that slug)."""
     hits = pages.search_pages(agent, Query.parse(query))
     if not hits:
         return f'No wiki page matches "{query}".'
-    return "\n".join(f"[{hit.slug}] {hit.text}" for hit in hits)
+    return "\n".join(f"[{hit.name}] {hit.text}" for hit in hits)
 
 
 def wiki_apply(
@@ -62,7 +66,7 @@ def wiki_apply(
     verb = "Created" if page.created else "Updated"
     links = len(page.links_out)
     return (
-        f"{verb} wiki page [{page.slug}] ({page.path}), kind {page.kind}, status "
+        f"{verb} wiki page [{page.name}] ({page.path}), kind {page.kind}, status "
         f"{page.status}, updated {page.updated}; {len(page.sources)} source(s), "
         f"{links} link(s) out, {len(page.links_in)} link(s) in."
     )

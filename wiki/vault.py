@@ -15,6 +15,13 @@ A page is `<agent dir>/memory/wiki/{entities,concepts,syntheses}/<slug>.md`:
     ...links out and backlinks...         │ rewritten on every compile and edit
     <!-- wiki:related:end -->             ┘
 
+**A page is its path.** Its key is `<folder>/<slug>` (`sources/0010-alpha`): two folders
+may hold pages of one file name (OpenClaw's vaults do, a source beside the concept drawn
+from it), and both are pages — listed, read, searched, linked and linted apart. A link
+`[[folder/slug]]` names exactly that page; a bare `[[name]]` names the page of that slug,
+the first in folder order when several share it — which lint reports (`ambiguous`), since
+the author meant one of them.
+
 **Which block is the machine's.** Only a block that closes the file counts: the last line
 is MACHINE_BLOCK_END, the block opens at the last line that is exactly MACHINE_BLOCK_START,
 and nothing between them is another marker. Anything else that looks like a block (pasted
@@ -63,10 +70,18 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import yaml
+from django.conf import settings
 
 from memory import workspace
 from memory.errors import InvalidInput, PathRefused
-from memory.text import MACHINE_BLOCK_END, MACHINE_BLOCK_START, fold, slugify, yaml_plain
+from memory.text import (
+    MACHINE_BLOCK_END,
+    MACHINE_BLOCK_START,
+    fold,
+    refuse_unstorable,
+    slugify,
+    yaml_plain,
+)
 
 VAULT_DIR = "memory/wiki"
 REPORTS_DIR = "reports"
@@ -140,6 +155,87 @@ def meta_as_written(record: Record) -> dict:
     return {str(key): value for key, value in meta.items()} if isinstance(meta, dict) else {}
 
 
+def _header_end(text: str) -> int:
+    """Where the frontmatter of a page's author text ends (the index of its closing
+    `\n---`), or -1 when it has none."""
+    if not text.startswith("---\n"):
+        return -1
+    end = text.find("\n---", 3)
+    while end >= 0 and text[end + 4 : end + 5] not in ("", "\n"):
+        end = text.find("\n---", end + 4)
+    return end
+
+
+_TOP_KEY = re.compile(r"([A-Za-z_][\w-]*)[ \t]*:")
+
+
+def _key_blocks(header: str) -> list[tuple[str | None, list[str]]]:
+    """The frontmatter's lines grouped by top-level key: (key, its lines — the key's own
+    and the indented or `- ` lines after it); (None, [line]) for a line of no key (a
+    comment)."""
+    blocks: list[tuple[str | None, list[str]]] = []
+    for line in header.split("\n"):
+        match = _TOP_KEY.match(line)
+        if match:
+            blocks.append((match.group(1), [line]))
+        elif (
+            blocks
+            and blocks[-1][0] is not None
+            and (line[:1] in (" ", "\t") or line == "-" or line.startswith("- ") or not line)
+        ):
+            blocks[-1][1].append(line)
+        else:
+            blocks.append((None, [line]))
+    return blocks
+
+
+def edit_frontmatter(text: str, changes: dict[str, object], *, body: str | None = None) -> str:
+    """A page's author text with only `changes` made to its frontmatter ({key: new value,
+    or None to remove the key}): each changed key's lines are replaced by the key dumped
+    alone, a new key goes last, and every other line stays byte for byte — unknown keys,
+    their order, comments, quoting. `body` (when given) replaces the text after the
+    frontmatter. A text without frontmatter gets one of the changes alone."""
+    end = _header_end(text)
+    if end < 0 and all(value is None for value in changes.values()):
+        return (body if body is not None else text).strip("\n")  # no frontmatter to add
+    if end < 0:
+        blocks: list[tuple[str | None, list[str]]] = []
+        rest = "\n\n" + text.strip("\n") if text.strip() else ""
+    else:
+        header = text[4:end] if end > 3 else ""
+        blocks = _key_blocks(header) if header else []
+        rest = text[end + 4 :]
+    pending = dict(changes)
+    lines: list[str] = []
+    for key, block in blocks:
+        if key is not None and key in pending:
+            value = pending.pop(key)
+            if value is not None:
+                lines += _dump_key(key, value)
+            continue
+        lines += block
+    for key, value in pending.items():
+        if value is not None:
+            lines += _dump_key(key, value)
+    if body is not None:
+        stripped = body.strip("\n")
+        rest = f"\n\n{stripped}" if stripped else ""
+    return "---\n" + "\n".join(lines) + "\n---" + rest
+
+
+_ISO_MOMENT = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z")
+
+
+def _dump_key(key: str, value: object) -> list[str]:
+    refuse_unstorable(value, "frontmatter", numbers=False)
+    if isinstance(value, str) and _ISO_MOMENT.fullmatch(value):
+        return [f"{key}: {value}"]  # as OpenClaw writes `updatedAt` (toISOString), unquoted
+    dumped = yaml.safe_dump(
+        {key: value}, allow_unicode=True, sort_keys=False, default_flow_style=False
+    )
+    return dumped.rstrip("\n").split("\n")
+
+
 def vault_dir(agent) -> str:
     """The agent's vault, workspace-relative."""
     return agent.path(VAULT_DIR)
@@ -171,16 +267,15 @@ def page_slug(title: str) -> str:
     return slug
 
 
-_NOT_A_PAGE = ""  # link_slug's answer for a link into a folder of non-pages (reports/)
+_NOT_A_PAGE = ""  # link_ref's answer for a link into a folder of non-pages (reports/)
 
 
 @functools.lru_cache(maxsize=131072)  # a vault pass resolves every link of every page
-def link_slug(target: str) -> str | None:
-    """The slug a `[[target]]` points to, or None when it names nothing (`[[???]]`).
-
-    A target with a folder, as OpenClaw writes links (`[[entities/alpha|Alpha]]`,
-    `[[sources/alpha-notes.md]]`), names the page file in that folder: its slug is the
-    file name. A link into reports/ names no page and is not a page link ("")."""
+def link_ref(target: str) -> str | None:
+    """What a `[[target]]` names: a page key `folder/slug` when it says its folder, as
+    OpenClaw writes links (`[[entities/alpha|Alpha]]`, `[[sources/alpha-notes.md]]`), else
+    the bare slug of the title (any page of that slug: Vault.resolve); None when it names
+    nothing (`[[???]]`). A link into reports/ names no page and is not a page link ("")."""
     target = target.strip()
     if "/" in target:
         folder, _, rest = target.partition("/")
@@ -188,11 +283,16 @@ def link_slug(target: str) -> str | None:
         if folder in NON_PAGE_FOLDERS:
             return _NOT_A_PAGE
         if folder in FOLDERS and stem and "/" not in stem:
-            return stem
+            return f"{folder}/{stem}"
     try:
         return page_slug(target)
     except InvalidInput:
         return None
+
+
+def is_key(ref: str) -> bool:
+    """Whether a link's ref (link_ref) names one page by its folder (`folder/slug`)."""
+    return "/" in ref
 
 
 def is_openclaw_meta(meta: dict) -> bool:
@@ -400,14 +500,16 @@ class Record:
     shows. `stamp` identifies the file version it was read from (see `trusted`)."""
 
     __slots__ = (
-        "path", "folder", "slug", "text", "author_text", "block", "meta", "body", "links",
-        "title", "kind", "sources", "questions", "status", "updated", "out", "link_md",
-        "stamp", "read_at_ns", "_folded", "_lint", "page_id", "source_ids", "openclaw",
-        "foreign_block", "foreign_tail", "raw_source", "questions_md",
+        "path", "folder", "slug", "key", "text", "author_text", "block", "meta", "body",
+        "links", "title", "kind", "sources", "questions", "status", "updated", "out",
+        "link_md", "key_link_md", "stamp", "read_at_ns", "_folded", "_lint", "page_id",
+        "source_ids", "openclaw", "foreign_block", "foreign_tail", "raw_source",
+        "questions_md",
     )  # fmt: skip
 
     def __init__(self, path: str, folder: str, slug: str, text: str) -> None:
         self.path, self.folder, self.slug, self.text = path, folder, slug, text
+        self.key = f"{folder}/{slug}"  # the page's identity: its path in the vault
         self.author_text, self.block = split_machine_block(text)
         self.meta, self.body = parse_author(self.author_text)
         meta = self.meta
@@ -438,19 +540,22 @@ class Record:
         self.status = str(status).strip() if status is not None else ""
         updated = meta.get("updated", meta.get("updatedAt"))
         self.updated = _day_of(updated) if updated is not None else ""
-        # (target as written, its slug or None when it names no possible page); links in
-        # another tool's machine block, or into reports/, are not the author's links.
+        # (target as written, its ref — a key or a bare slug, link_ref — or None when it
+        # names no possible page); links in another tool's machine block, or into
+        # reports/, are not the author's links.
         self.links = [
             (target.strip(), found)
             for target, _ in LINK_RE.findall(without_foreign_blocks(self.body))
-            if (found := link_slug(target)) != _NOT_A_PAGE
+            if (found := link_ref(target)) != _NOT_A_PAGE
         ]
         seen: dict[str, None] = {}
         for _, target in self.links:
-            if target is not None and target != slug:
+            if target is not None and target != slug and target != self.key:
                 seen.setdefault(target, None)
-        self.out = list(seen)  # slugs linked to, first appearance first, not itself
-        self.link_md = ""  # filled by the graph: how other blocks link to this page
+        self.out = list(seen)  # refs linked to, first appearance first, not itself
+        # Filled by the graph: how other blocks link to this page, by slug and by key.
+        self.link_md = ""
+        self.key_link_md = ""
         self.stamp: tuple = ()
         self.read_at_ns = 0
         self._folded: list[str] | None = None
@@ -461,7 +566,7 @@ class Record:
     def owns_block(self) -> bool:
         """Whether this app keeps its machine block on the page: not on OpenClaw's pages,
         whose Related section is OpenClaw's (one tool, one block)."""
-        return not self.openclaw and not self.foreign_block
+        return not self.openclaw and not self.foreign_block and not self.raw_source
 
     def folded_lines(self) -> list[str]:
         """Title then body lines, folded (§6.1); computed once per record."""
@@ -489,20 +594,22 @@ class Vault:
     """One snapshot of an agent's vault: never changed once handed out (`changed` makes
     the next one), so a request can read it while another derives its successor.
 
-    - `records`: path → record of every page file; `pages`: slug → the record that holds
-      the slug, in folder order then path; when two folders hold one slug (only possible
-      by hand) the first of FOLDERS wins and the other is in `shadowed`;
-    - `incoming`: slug → slugs of the pages linking to it, for every linked slug,
-      existing or not (the backlinks, kept from snapshot to snapshot);
-    - `unverified`: slugs whose machine block may not match the graph (None: all of
-      them) — what the next rebuild must look at (wiki.graph.plan_blocks);
-    - `lint_base` / `lint_dirty`: the per-page lint issues of an ancestor and the slugs
+    - `records`: path → record of every page file; `pages`: key (`folder/slug`) → record,
+      in folder order then path — every page, also two of one slug in two folders;
+      `named`: slug → the keys of the pages of that slug, in folder order;
+    - `incoming`: ref → keys of the pages linking with that ref (a key, or a bare slug:
+      the links as written, kept from snapshot to snapshot); a page's backlinks are the
+      links to its key and, when it is what its bare slug names, to its slug
+      (`backlinks`);
+    - `unverified`: keys whose machine block may not match the graph (None: all of them)
+      — what the next rebuild must look at (wiki.graph.plan_blocks);
+    - `lint_base` / `lint_dirty`: the per-page lint issues of an ancestor and the keys
       changed since (wiki.lint keeps them);
     - `key` names the vault across workspaces.
     """
 
     __slots__ = (
-        "base", "key", "records", "pages", "shadowed", "incoming", "unverified",
+        "base", "key", "records", "pages", "named", "incoming", "unverified",
         "lint_base", "lint_dirty", "lint_cache", "lock", "_order",
     )  # fmt: skip
 
@@ -512,18 +619,18 @@ class Vault:
         key: str,
         records: dict[str, Record],
         pages: dict[str, Record] | None = None,
-        shadowed: list[Record] | None = None,
+        named: dict[str, tuple[str, ...]] | None = None,
         incoming: dict[str, set[str]] | None = None,
     ) -> None:
         self.base, self.key, self.records = base, key, records
         if pages is None:
-            pages, shadowed = {}, []
-            for record in sorted(records.values(), key=_order_key):
-                if record.slug in pages:
-                    shadowed.append(record)
-                else:
-                    pages[record.slug] = record
-        self.pages, self.shadowed = pages, shadowed or []
+            pages = {r.key: r for r in sorted(records.values(), key=_order_key)}
+        if named is None:
+            found: dict[str, list[str]] = {}
+            for page_key, record in pages.items():
+                found.setdefault(record.slug, []).append(page_key)
+            named = {slug: tuple(keys) for slug, keys in found.items()}
+        self.pages, self.named = pages, named
         self.incoming = compute_incoming(pages) if incoming is None else incoming
         self.unverified: set[str] | None = None
         self.lint_base: tuple | None = None
@@ -533,15 +640,42 @@ class Vault:
         self._order: list[tuple[int, str]] | None = None
 
     def links_in(self) -> dict[str, set[str]]:
-        """slug → slugs of the pages linking to it (read only)."""
+        """ref → keys of the pages linking with it (read only)."""
         return self.incoming
 
-    def path_for(self, slug: str, kind: str) -> str:
-        """Where a page of this slug lives: its existing file, else the kind's folder."""
-        record = self.pages.get(slug)
-        if record is not None:
-            return record.path
-        return f"{self.base}/{KIND_FOLDERS[kind]}/{slug}.md"
+    def resolve(self, ref: str | None) -> str | None:
+        """The key of the page a link's ref names (link_ref), or None: a key names that
+        page; a bare slug the page of that slug, the first in folder order when several
+        share it (lint says so: `ambiguous`)."""
+        if not ref:
+            return None
+        if is_key(ref):
+            return ref if ref in self.pages else None
+        keys = self.named.get(ref)
+        return keys[0] if keys else None
+
+    def holders(self, slug: str) -> tuple[str, ...]:
+        """The keys of the pages named `slug`, in folder order."""
+        return self.named.get(slug, ())
+
+    def name_of(self, record: Record) -> str:
+        """How to name the page where a name must pick one page: its slug, or its key
+        when another folder holds a page of the same slug."""
+        return record.slug if len(self.named.get(record.slug, ())) <= 1 else record.key
+
+    def backlinks(self, key: str) -> set[str]:
+        """Keys of the pages linking to the page `key`: by its key, and by its bare slug
+        when that names it."""
+        record = self.pages.get(key)
+        found = set(self.incoming.get(key, ()))
+        if record is not None and self.resolve(record.slug) == key:
+            found |= self.incoming.get(record.slug, set())
+        found.discard(key)
+        return found
+
+    def path_for(self, folder: str, slug: str) -> str:
+        """The file of the page `folder/slug`, whether or not it exists."""
+        return f"{self.base}/{folder}/{slug}.md"
 
     def candidate_paths(self, slug: str) -> list[str]:
         """Every path a page of this slug could have (one per folder)."""
@@ -553,15 +687,20 @@ class Vault:
         the cost of what changed (plus a copy of the maps).
 
         With `verified`, the changes are only machine blocks just written to match the
-        graph (same author parts): their slugs become verified instead of dirty."""
-        records, slugs = self._records_after(changes)
+        graph (same author parts): their keys become verified instead of dirty. A change
+        of which pages share a slug (one appears beside another of its name, or one of
+        two goes) changes how every page names them: everything is dirty then."""
+        records, keys = self._records_after(changes)
         if verified:
-            return self._verified(records, changes, slugs)
-        winners, shadowed = self._winners(records, slugs)
-        pages, order = self._pages_after(records, winners)
-        incoming, dirty = self._backlinks_after(winners, slugs)
-        child = Vault(self.base, self.key, records, pages, shadowed, incoming)
+            return self._verified(records, changes, keys)
+        pages, order = self._pages_after(records, keys)
+        named, shared = self._named_after(pages, keys)
+        incoming, dirty = self._backlinks_after(pages, named, keys)
+        child = Vault(self.base, self.key, records, pages, named, incoming)
         child._order = order
+        if shared:
+            child.unverified, child.lint_base, child.lint_dirty = None, self.lint_base, None
+            return child
         child.unverified = None if self.unverified is None else self.unverified | dirty
         child.lint_base = self.lint_base
         child.lint_dirty = None if self.lint_dirty is None else self.lint_dirty | dirty
@@ -570,112 +709,109 @@ class Vault:
     def _records_after(
         self, changes: dict[str, Record | None]
     ) -> tuple[dict[str, Record], set[str]]:
-        """The records with `changes` applied, and the slugs of every record changed."""
+        """The records with `changes` applied, and the keys of every record changed."""
         records = dict(self.records)
-        slugs: set[str] = set()
+        keys: set[str] = set()
         for path, record in changes.items():
             old = records.pop(path, None)
             if old is not None:
-                slugs.add(old.slug)
+                keys.add(old.key)
             if record is not None:
                 records[path] = record
-                slugs.add(record.slug)
-        return records, slugs
+                keys.add(record.key)
+        return records, keys
 
     def _verified(
-        self, records: dict[str, Record], changes: dict[str, Record | None], slugs: set[str]
+        self, records: dict[str, Record], changes: dict[str, Record | None], keys: set[str]
     ) -> Vault:
-        """The next snapshot when only machine blocks changed: same pages by slug, same
-        links; the slugs written become verified."""
+        """The next snapshot when only machine blocks changed: same pages, same links;
+        the keys written become verified."""
         pages = dict(self.pages)
         for record in changes.values():
-            if record is not None and getattr(pages.get(record.slug), "path", None) == (
-                record.path
-            ):
-                pages[record.slug] = record
-        shadowed = [records.get(r.path, r) for r in self.shadowed]
-        child = Vault(self.base, self.key, records, pages, shadowed, self.incoming)
+            if record is not None and record.key in pages:
+                pages[record.key] = record
+        child = Vault(self.base, self.key, records, pages, self.named, self.incoming)
         child._order = self._order
-        child.unverified = None if self.unverified is None else self.unverified - slugs
+        child.unverified = None if self.unverified is None else self.unverified - keys
         # Blocks are not linted: the lint state carries over as it is.
         child.lint_base, child.lint_dirty = self.lint_base, self.lint_dirty
         child.lint_cache = self.lint_cache
         return child
 
-    def _winners(
-        self, records: dict[str, Record], slugs: set[str]
-    ) -> tuple[dict[str, Record | None], list[Record]]:
-        """For each slug touched, the record that holds it now (first of FOLDERS; None:
-        gone); and every shadowed record, in folder then path order."""
-        winners: dict[str, Record | None] = {}
-        shadowed: list[Record] = [r for r in self.shadowed if r.slug not in slugs]
-        for slug in slugs:
-            holders = [records[p] for p in self.candidate_paths(slug) if p in records]
-            winners[slug] = holders[0] if holders else None
-            shadowed += holders[1:]
-        shadowed.sort(key=_order_key)
-        return winners, shadowed
-
     def _pages_after(
-        self, records: dict[str, Record], winners: dict[str, Record | None]
+        self, records: dict[str, Record], keys: set[str]
     ) -> tuple[dict[str, Record], list[tuple[int, str]] | None]:
-        """slug → record after the change, in folder then path order, and that order.
-        The order list is edited (bisect) only when a slug appeared, went or moved."""
-        pages = self.pages
-        moved = {
-            slug: (pages.get(slug), winner)
-            for slug, winner in winners.items()
-            if (winner is None) != (slug not in pages)
-            or (winner is not None and pages[slug].path != winner.path)
-        }
-        if not moved:
-            new_pages = dict(pages)
-            for slug, winner in winners.items():
-                if winner is not None:
-                    new_pages[slug] = winner
-            return new_pages, self._order
+        """key → record after the change, in folder then path order, and that order. The
+        order list is edited (bisect) only when a page appeared or went."""
+        by_key = {record.key: record for record in records.values() if record.key in keys}
+        appeared = {key for key in by_key if key not in self.pages}
+        gone = {key for key in keys if key not in by_key and key in self.pages}
+        if not appeared and not gone:
+            pages = dict(self.pages)
+            pages.update(by_key)
+            return pages, self._order
         order = list(self._order_list())
-        for before, winner in moved.values():
-            if before is not None and (winner is None or winner.path != before.path):
-                del order[bisect.bisect_left(order, _order_key(before))]
-            if winner is not None and (before is None or winner.path != before.path):
-                bisect.insort(order, _order_key(winner))
-        return {records[path].slug: records[path] for _, path in order}, order
+        for key in gone:
+            del order[bisect.bisect_left(order, _order_key(self.pages[key]))]
+        for key in appeared:
+            bisect.insort(order, _order_key(by_key[key]))
+        return {records[path].key: records[path] for _, path in order}, order
+
+    def _named_after(
+        self, pages: dict[str, Record], keys: set[str]
+    ) -> tuple[dict[str, tuple[str, ...]], bool]:
+        """slug → keys after the change, and whether a slug went from one page to several
+        or back (every name of those pages changes then)."""
+        slugs = {key.partition("/")[2] for key in keys}
+        named = dict(self.named)
+        shared = False
+        for slug in slugs:
+            now = tuple(key for key in (f"{f}/{slug}" for f in FOLDERS) if key in pages)
+            before = named.get(slug, ())
+            if (len(now) > 1 or len(before) > 1) and now != before:
+                shared = True
+            if now:
+                named[slug] = now
+            else:
+                named.pop(slug, None)
+        return named, shared
 
     def _backlinks_after(
-        self, winners: dict[str, Record | None], slugs: set[str]
+        self, pages: dict[str, Record], named: dict[str, tuple[str, ...]], keys: set[str]
     ) -> tuple[dict[str, set[str]], set[str]]:
         """The backlinks after the change (copy on write: a set shared with this snapshot
-        is never changed), and the slugs whose block or lint may differ now."""
+        is never changed), and the keys whose block or lint may differ now."""
         incoming = dict(self.incoming)
         copied: set[str] = set()
-        dirty: set[str] = set(slugs)
+        dirty: set[str] = set(keys)
+        after = Vault(self.base, self.key, {}, pages, named, incoming)
 
-        def edit(target: str) -> set[str]:
-            if target not in copied:
-                incoming[target] = set(incoming.get(target, ()))
-                copied.add(target)
-            return incoming[target]
+        def edit(ref: str) -> set[str]:
+            if ref not in copied:
+                incoming[ref] = set(incoming.get(ref, ()))
+                copied.add(ref)
+            return incoming[ref]
 
-        for slug, winner in winners.items():
-            before = self.pages.get(slug)
-            if before is winner:
+        for key in keys:
+            before, now = self.pages.get(key), pages.get(key)
+            if before is now:
                 continue
-            for target in before.out if before is not None else ():
-                edit(target).discard(slug)
-                dirty.add(target)
-            for target in winner.out if winner is not None else ():
-                edit(target).add(slug)
-                dirty.add(target)
+            for ref in before.out if before is not None else ():
+                edit(ref).discard(key)
+                dirty.add(after.resolve(ref) or "")
+            for ref in now.out if now is not None else ():
+                edit(ref).add(key)
+                dirty.add(after.resolve(ref) or "")
             # A page that appeared, went or was retitled shows differently in the
             # blocks (and lint) of every page linking to it.
-            if before is None or winner is None or before.title != winner.title:
-                dirty |= self.incoming.get(slug, set())
-        for target in copied:
-            if not incoming[target]:
-                del incoming[target]
-        for slug in slugs:
-            dirty |= incoming.get(slug, set())  # backlinks gained in this batch
+            if before is None or now is None or before.title != now.title:
+                dirty |= self.backlinks(key)
+        for ref in copied:
+            if not incoming[ref]:
+                del incoming[ref]
+        for key in keys:
+            dirty |= after.backlinks(key)  # backlinks gained in this batch
+        dirty.discard("")
         return incoming, dirty
 
     def _order_list(self) -> list[tuple[int, str]]:
@@ -686,9 +822,9 @@ class Vault:
 
 def compute_incoming(pages: dict[str, Record]) -> dict[str, set[str]]:
     incoming: dict[str, set[str]] = {}
-    for slug, record in pages.items():
-        for target in record.out:
-            incoming.setdefault(target, set()).add(slug)
+    for key, record in pages.items():
+        for ref in record.out:
+            incoming.setdefault(ref, set()).add(key)
     return incoming
 
 
@@ -906,8 +1042,6 @@ def load_state(agent, *, paths: Iterable[str] = (), reconcile: bool = False) -> 
     the change list, then the pages it names since this process last looked, `paths`,
     and every page when reconciling (`reconcile`, a first load, a lost change list, or
     MEMORY_RECONCILE_SECONDS since the last). Reads; writes nothing."""
-    from django.conf import settings
-
     base = vault_dir(agent)
     key = _cache_key(base)
     with _known_lock:

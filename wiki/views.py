@@ -33,14 +33,25 @@ from wiki.forms import WikiPageForm
 from wiki.vault import FOLDERS
 
 
-def page_url(agent_id: str, existing: set[str] | None = None):
-    """The address a `[[link]]` goes to: the page, or — for a page nobody wrote yet, when
-    `existing` is given — the form that writes it, its title filled in."""
+def page_url(agent_id: str, key: str) -> str:
+    """The address of the page `key` (`folder/slug`)."""
+    folder, _, slug = key.partition("/")
+    return reverse("wiki-pages:page", args=[agent_id, folder, slug])
 
-    def url(slug: str) -> str:
-        if existing is not None and slug not in existing:
-            return reverse("wiki-pages:new", args=[agent_id]) + "?" + urlencode({"slug": slug})
-        return reverse("wiki-pages:page", args=[agent_id, slug])
+
+def link_url(agent_id: str, resolve):
+    """The address a `[[link]]` goes to (`resolve`: pages.link_resolver): the page it
+    opens, or — for a page nobody wrote yet — the form that writes it, its title filled
+    in; None for a link that names no possible page (left as written)."""
+
+    def url(target: str) -> str | None:
+        key, ref = resolve(target)
+        if key is not None:
+            return page_url(agent_id, key)
+        if ref is None:
+            return None
+        title = ref.rpartition("/")[2].replace("-", " ") if "/" in ref else target
+        return reverse("wiki-pages:new", args=[agent_id]) + "?" + urlencode({"title": title})
 
     return url
 
@@ -126,6 +137,8 @@ def _report(report: dict | None) -> dict | None:
     by_kind: dict[str, list[dict]] = {}
     for issue in report.get("issues") or []:
         by_kind.setdefault(issue.get("kind") or "issue", []).append(issue)
+    for row in [*(report.get("issues") or []), *(report.get("open_questions") or [])]:
+        row["folder"] = (row.get("key") or "").partition("/")[0]
     return {
         "by_kind": sorted(by_kind.items()),
         "count": sum(len(items) for items in by_kind.values()),
@@ -133,24 +146,37 @@ def _report(report: dict | None) -> dict | None:
     }
 
 
-def _page_or_404(agent, slug: str) -> pages.Page:
+def _page_or_404(agent, folder: str, slug: str) -> pages.Page:
     try:
-        return pages.get_page(agent, slug)
+        return pages.get_page(agent, f"{folder}/{slug}")
     except DomainError as exc:
         raise Http404(exc.message) from None
 
 
 @owner_required
-def page_detail(request: HttpRequest, agent_id: str, slug: str) -> HttpResponse:
+def page_by_slug(request: HttpRequest, agent_id: str, slug: str) -> HttpResponse:
+    """An address by slug alone: the page of that slug when one folder holds it; 404,
+    naming the pages, when several do."""
     agent = agent_or_404(request, agent_id)
-    item = _page_or_404(agent, slug)
-    existing = {entry.slug for entry in pages.list_pages(agent)}
+    try:
+        item = pages.get_page(agent, slug)
+    except DomainError as exc:
+        raise Http404(exc.message) from None
+    return redirect("wiki-pages:page", agent_id=agent.pk, folder=item.folder, slug=item.slug)
+
+
+@owner_required
+def page_detail(request: HttpRequest, agent_id: str, folder: str, slug: str) -> HttpResponse:
+    agent = agent_or_404(request, agent_id)
+    item = _page_or_404(agent, folder, slug)
     return page(
         request,
         "wiki/page.html",
         {
             "page": item,
-            "body_html": render_markdown(item.body, wiki_url=page_url(agent.pk, existing)),
+            "body_html": render_markdown(
+                item.body, wiki_url=link_url(agent.pk, pages.link_resolver(agent))
+            ),
             "sources": source_links(agent, item.sources),
             "links_out": item.links_out,
             "links_in": item.links_in,
@@ -161,11 +187,13 @@ def page_detail(request: HttpRequest, agent_id: str, slug: str) -> HttpResponse:
 
 
 @owner_required
-def page_edit(request: HttpRequest, agent_id: str, slug: str | None = None) -> HttpResponse:
-    """Edit a page (slug given) or write a new one. Sources are shown and required, so an
-    edit can never silently drop them."""
+def page_edit(
+    request: HttpRequest, agent_id: str, folder: str | None = None, slug: str | None = None
+) -> HttpResponse:
+    """Edit a page (folder and slug given) or write a new one. Sources are shown and
+    required, so an edit can never silently drop them."""
     agent = agent_or_404(request, agent_id)
-    item = _page_or_404(agent, slug) if slug else None
+    item = _page_or_404(agent, folder, slug) if slug and folder else None
     status = 200
     if request.method == "POST":
         form = WikiPageForm(request.POST)
@@ -181,14 +209,16 @@ def page_edit(request: HttpRequest, agent_id: str, slug: str | None = None) -> H
                     body=data["body"],
                     questions=data["questions"],
                     status=data["status"],
-                    slug=slug,
+                    slug=item.key if item is not None else None,
                 )
             except DomainError as exc:
                 attach_error(form, exc)
                 status = exc.status_code
             else:
                 messages.success(request, _("Page saved."))
-                return redirect("wiki-pages:page", agent_id=agent.pk, slug=saved.slug)
+                return redirect(
+                    "wiki-pages:page", agent_id=agent.pk, folder=saved.folder, slug=saved.slug
+                )
     elif item is not None:
         form = WikiPageForm(
             initial={
@@ -216,10 +246,10 @@ def page_edit(request: HttpRequest, agent_id: str, slug: str | None = None) -> H
 
 @owner_required
 @require_POST
-def page_delete(request: HttpRequest, agent_id: str, slug: str) -> HttpResponse:
+def page_delete(request: HttpRequest, agent_id: str, folder: str, slug: str) -> HttpResponse:
     agent = agent_or_404(request, agent_id)
     try:
-        pages.delete_page(agent, slug)
+        pages.delete_page(agent, f"{folder}/{slug}")
     except DomainError as exc:
         report_error(request, exc)
         return redirect("wiki-pages:vault", agent_id=agent.pk)

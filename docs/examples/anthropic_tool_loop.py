@@ -17,9 +17,10 @@ context = memory.get("/memory/context", params={"conversation": conversation, "t
 system = "You are the owner's assistant.\n\n" + context.json()["system"]
 # The notes block goes just before the turn's opening message, stored with it.
 messages = [{"role": "user", "content": f"{context.json()['pre_turn']}\n\n{text}".strip()}]
-while True:
+for step in range(5):  # at most five calls, the last without tools: a turn always ends
     model = os.environ.get("MODEL", "claude-sonnet-4-5")
-    kwargs = {"system": system, "tools": tools, "messages": messages}
+    choice = {"type": "none" if step == 4 else "auto"}
+    kwargs = {"system": system, "tools": tools, "messages": messages, "tool_choice": choice}
     reply = llm.messages.create(model=model, max_tokens=1024, **kwargs)
     messages.append({"role": "assistant", "content": reply.content})
     if reply.stop_reason != "tool_use":

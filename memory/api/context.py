@@ -23,6 +23,13 @@ class ContextView(APIView):
                 "is safe); only a new turn advances what the conversation has seen",
             ),
             OpenApiParameter("chat", str, enum=list(context.CHAT_KINDS)),
+            OpenApiParameter(
+                "runtime",
+                str,
+                enum=sorted(context.RUNTIMES),
+                description="a runtime that injects USER.md and MEMORY.md itself (OpenClaw): "
+                "their sections are left out of `system`",
+            ),
         ],
         responses=ContextSerializer,
     )
@@ -34,5 +41,6 @@ class ContextView(APIView):
                 request.query_params.get("conversation") or None,
                 request.query_params.get("chat") or "direct",
                 turn=request.query_params.get("turn") or None,
+                runtime=request.query_params.get("runtime") or None,
             )
         )

@@ -14,6 +14,7 @@ from memory.api.pagination import page_parameters, page_schema, paged
 from memory.api.serializers import BodyInputSerializer, NoteBodySerializer, NoteSerializer
 from memory.auth import agent_for
 from memory.errors import NotFound
+from memory.listing import Pages
 from memory.text import note_day
 
 
@@ -40,7 +41,11 @@ class NoteListView(APIView):
     def get(self, request: Request, agent_id: str) -> Response:
         agent = agent_for(request, agent_id)
         include_other = request.query_params.get("all", "") in ("1", "true", "yes")
-        listed = notes.list_notes(agent, include_other=include_other)
+        listed = Pages(
+            lambda offset, limit: notes.notes_listing(
+                agent, offset=offset, limit=limit, include_other=include_other
+            )
+        )
         return paged(request, listed, lambda page: [_note_json(info) for info in page])
 
 

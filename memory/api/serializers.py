@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from memory import search
+from memory import feed, search
 from memory.errors import InvalidInput
 from memory.jobs.schedules import validate_cron
-from memory.models import AGENT_ID_VALIDATOR, Agent, Run, ScriptEntry
+from memory.models import AGENT_ID_VALIDATOR, Agent, Delivery, FileVersion, Run, ScriptEntry
+from proposals.diff import CHANGE, diff_rows
 from proposals.models import Proposal
 
 
@@ -393,8 +394,6 @@ class FileVersionSerializer(serializers.ModelSerializer):
     )
 
     class Meta:
-        from memory.models import FileVersion
-
         model = FileVersion
         fields = [
             "id",
@@ -467,9 +466,6 @@ class WriteSerializer(FileVersionSerializer):
 
     def _diff(self, row):
         if not hasattr(row, "_diff_rows"):
-            from memory import feed
-            from proposals.diff import CHANGE, diff_rows
-
             before, after = feed.texts(row)
             rows, _removed, _added, _hunks, too_large = diff_rows(before, after)
             row._diff_rows = ([[r.op, r.text] for r in rows if r.op != CHANGE], too_large)
@@ -487,8 +483,6 @@ class DeliverySerializer(serializers.ModelSerializer):
     webhook's scheme and host only."""
 
     class Meta:
-        from memory.models import Delivery
-
         model = Delivery
         fields = [
             "id",

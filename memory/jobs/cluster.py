@@ -53,7 +53,10 @@ from django.conf import settings
 from django.utils import timezone
 from django_q.cluster import Sentinel
 
+from memory import maintenance
+from memory.jobs import runs
 from memory.maintenance import UPKEEP_SECONDS
+from memory.models import WorkerBeat
 
 log = logging.getLogger(__name__)
 
@@ -244,8 +247,6 @@ class Supervisor:
     # -- what the database sees --
 
     def _record_beat(self) -> None:
-        from memory.models import WorkerBeat
-
         try:
             if not self._cleaned:  # rows of supervisors killed long ago
                 WorkerBeat.objects.filter(
@@ -269,8 +270,6 @@ class Supervisor:
             db.connections.close_all()
 
     def _reap(self) -> None:
-        from memory.jobs import runs
-
         try:
             runs.reap_stale_runs()
         except Exception:
@@ -280,8 +279,6 @@ class Supervisor:
 
     def _upkeep(self) -> None:
         """Temp files of killed writes, INDEX.md behind its facts (memory.maintenance)."""
-        from memory import maintenance
-
         try:
             maintenance.upkeep()
         except Exception:
@@ -290,8 +287,6 @@ class Supervisor:
             db.connections.close_all()
 
     def _forget(self) -> None:
-        from memory.models import WorkerBeat
-
         try:
             WorkerBeat.objects.filter(name=self.name).delete()
         except Exception:

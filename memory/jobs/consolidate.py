@@ -103,7 +103,8 @@ def fit_prompt(
 
     def build(budget: int) -> RewritePrompt:
         read = block if block is not None and budget == notes.NOTES_BUDGET else None
-        read = read or notes.read_notes_block(agent, budget=budget)
+        since = block.since if block is not None else None
+        read = read or notes.read_notes_block(agent, budget=budget, since=since)
         system, user = build_prompt(agent, memory_text, read, today=today)
         return RewritePrompt(system, user, read)
 
@@ -192,10 +193,35 @@ class Outcome(runs.Outcome):
     block: notes.NotesBlock | None = None
 
 
+def notes_floor(agent: Agent, *, exclude: int | None = None) -> dt.date | None:
+    """The day before which a consolidation of `agent` — and the compile chained after
+    it, which reads the same notes — reads no note (SPEC §8).
+
+    The agent's first consolidation starts from the day its MEMORY.md last changed (in
+    the owner's zone): it reads what happened since the file was last written — never the
+    oldest notes of an existing workspace, which a MEMORY.md written long after them
+    already holds. Every later one keeps to the earliest day that first run read, so an
+    older note never turns up as "new". None: no floor (no MEMORY.md, and no run yet).
+    `exclude`: a run not to count (the one asking)."""
+    earlier = runs.first_read_day(agent, Run.Kind.CONSOLIDATE, exclude=exclude)
+    if earlier is not None:
+        return earlier
+    try:
+        stamp = workspace.stamp(notes.memory_path(agent))
+    except DomainError:  # a link: the step refuses it with its reason
+        return None
+    if stamp is None:
+        return None
+    changed = dt.datetime.fromtimestamp(stamp[1] / 1e9, tz=dt.UTC)
+    return clock.local_now(changed).date()
+
+
 def rewrite_step(run: Run) -> Outcome:
-    """Rewrite the run's agent's MEMORY.md from its recent notes, as a proposal. A note
-    that cannot be read as text is left out and named in the run's reasons."""
-    block = notes.read_notes_block(run.agent)
+    """Rewrite the run's agent's MEMORY.md from its recent notes, as a proposal: at most
+    NOTES_DAYS days of them, none before notes_floor (the agent's first consolidation reads
+    the days since MEMORY.md last changed). A note that cannot be read as text is left
+    out and named in the run's reasons."""
+    block = notes.read_notes_block(run.agent, since=notes_floor(run.agent, exclude=run.pk))
     outcome = _rewrite(run, block)
     outcome.reasons = [*block.left_out(), *outcome.reasons]
     return outcome
@@ -259,7 +285,8 @@ def _nothing_to_do(
             "U+FFFD in their place) and run again. Nothing proposed",
         )
     if not block.note_names:
-        return Outcome(Run.Status.SKIPPED, "no daily notes to read")
+        since = f" since {block.since.isoformat()}" if block.since else ""
+        return Outcome(Run.Status.SKIPPED, f"no daily notes to read{since}")
     # "Nothing new" by content, not by mtime (a clone or a sync renews every mtime, and an
     # agent that edits MEMORY.md after its notes would make every note look old).
     if not runs.new_or_changed(run.agent, Run.Kind.CONSOLIDATE, block.hashes, exclude=run.pk):

@@ -17,6 +17,7 @@ import logging
 from django.conf import settings
 from django.utils import timezone
 from django_q.models import Schedule
+from django_q.tasks import async_task
 
 from memory import history
 from memory.jobs.notify import notify_pending
@@ -45,7 +46,6 @@ def enqueue_rules(proposal: Proposal) -> None:
     if settings.Q_CLUSTER.get("sync", False):
         apply_rules_task(proposal.pk)
         return
-    from django_q.tasks import async_task
 
     async_task("memory.jobs.review.apply_rules_task", proposal.pk)
 

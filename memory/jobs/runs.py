@@ -38,15 +38,17 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
+from django_q.tasks import async_task
 
 from memory.attribution import attributed
 from memory.errors import Conflict, NotFound
 from memory.jobs.answers import check_answer
 from memory.jobs.llm import BadAnswer, LLMError, Provider
 from memory.models import Agent, Run
+from memory.text import note_day
 
 log = logging.getLogger(__name__)
 
@@ -121,8 +123,6 @@ def start_queued(agent: Agent, kind: str, *, trigger: str, task: str) -> Run:
     worker running `task(run.pk)` (a dotted path). A run that cannot be queued is finished
     as `failed` ("could not be queued: …"). Returns the run as it is after enqueueing
     (with Q_SYNC the work is already done)."""
-    from django_q.tasks import async_task
-
     run = start_run(agent, kind, trigger=trigger)
     try:
         async_task(task, run.pk, task_name=f"{kind}-{agent.id}-{run.pk}")
@@ -175,8 +175,6 @@ class _LeaseKeeper:
             return set(self._ids)
 
     def _loop(self) -> None:
-        from django.db import connection
-
         last = time.monotonic()
         while True:
             time.sleep(0.5)
@@ -372,6 +370,19 @@ def last_read_hashes(agent: Agent, kind: str, names: Iterable[str], *, exclude: 
         if not wanted:
             break
     return found
+
+
+def first_read_day(agent: Agent, kind: str, *, exclude: int | None = None) -> dt.date | None:
+    """The earliest day of a note read by the first answered run of `kind` for `agent`
+    that read notes (other than `exclude`), or None when no such run read one."""
+    answered = Run.objects.filter(agent=agent, kind=kind, status__in=ANSWERED).exclude(
+        notes_read={}
+    )
+    if exclude is not None:
+        answered = answered.exclude(pk=exclude)
+    first = answered.order_by("started_at", "id").values_list("notes_read", flat=True).first()
+    days = [parsed[0] for name in first or () if (parsed := note_day(name)) is not None]
+    return min(days) if days else None
 
 
 def new_or_changed(

@@ -21,6 +21,7 @@ from django.utils import timezone
 from django_q.models import Schedule
 
 from memory.errors import InvalidInput
+from memory.jobs.review import ensure_review_schedules
 from memory.models import Agent
 
 log = logging.getLogger(__name__)
@@ -133,7 +134,6 @@ def sync_all_schedules() -> None:
         if schedule.name[len(PREFIX) :] not in ids:
             schedule.delete()
     ensure_reaper_schedule()
-    from memory.jobs.review import ensure_review_schedules
 
     ensure_review_schedules()
 

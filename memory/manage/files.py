@@ -11,22 +11,28 @@ from django.utils.translation import gettext as _
 
 from memory import notes, reading
 from memory.errors import Conflict, DomainError
+from memory.listing import Listing, Pages
 from memory.manage.forms import FileForm
 from memory.manage.layout import agent_or_404, owner_required, page, report_error
+from memory.manage.paging import paginate
 from memory.manage.rendering import render_markdown
 
 
 @owner_required
 def memory_files(request: HttpRequest, agent_id: str) -> HttpResponse:
     agent = agent_or_404(request, agent_id)
-    rows = reading.memory_files(agent)
+    counts: dict[str, int] = {}
+
+    def fetch(offset: int, limit: int | None) -> Listing:
+        listing, found = reading.memory_files_listing(agent, offset=offset, limit=limit)
+        counts.update(found)
+        return listing
+
+    pager = paginate(request, Pages(fetch), label=_("files"))
     return page(
         request,
         "memory/memory_files.html",
-        {
-            "files": rows,
-            "counts": {kind: sum(r.kind == kind for r in rows) for kind in reading.KINDS},
-        },
+        {"files": pager.items, "pager": pager, "counts": counts},
         tab="memory",
         agent=agent,
         switch="memory-pages:memory-files",

@@ -26,7 +26,7 @@ from memory.manage.layout import owner_required, page
 from memory.manage.paging import paginate
 from memory.manage.proposals import proposal_card
 from proposals import actions, rules
-from proposals.diff import KIND_LABELS, kind_label
+from proposals.diff import KIND_LABELS, kind_label, reason_text
 from proposals.models import Proposal
 
 PER_PAGE = 20
@@ -124,8 +124,6 @@ def _size(proposal: Proposal) -> dict:
 def _reason(proposal: Proposal) -> str:
     """The proposal's own words, when it has them (a `reason` the writer gave), else the
     first of its reasons; cut to REASON_CHARS."""
-    from proposals.diff import reason_text
-
     text = getattr(proposal, "reason", "") or ""
     if not text and proposal.reasons:
         text = reason_text(proposal.reasons[0])

@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import sys
 
+from cron_descriptor import ExpressionDescriptor, Options
 from croniter import croniter
 from django import forms
 from django.conf import settings as django_settings
@@ -101,7 +102,6 @@ def describe_cron(expr: str, *, count: int = 3) -> dict | None:
     expr = validate_cron(expr)
     if not expr:
         return None
-    from cron_descriptor import ExpressionDescriptor, Options
 
     options = Options()
     options.use_24hour_time_format = True

@@ -3,7 +3,7 @@
 Statuses and kinds are labels. Run summaries and reasons are sentences the jobs store in
 English (the API and the logs read them as they are); the pages show them translated by
 matching each against the templates below — marked for translation, so the catalogue test
-(tests/pages/test_translations.py) fails when one has no Vietnamese. A sentence that
+(tests/test_translations.py) fails when one has no Vietnamese. A sentence that
 matches no template is shown as it was written: never a wrong translation.
 """
 

@@ -5,8 +5,10 @@
 SDK's Streamable HTTP transport. No token or a bad one → 401 with a JSON body and a
 `WWW-Authenticate: Bearer …` challenge that both name the fix (memory.auth.unauthorized);
 an owner token → 403 (an MCP connection speaks for one agent); a bad
-`X-Memory-Source` → 422. The caller (agent, job, channel) rides in the request's scope to
-the server's handlers (memory.mcp.server.caller_of).
+`X-Memory-Source` or `X-Memory-Runtime` → 422. `X-Memory-Runtime: openclaw` names the
+runtime, so memory_context leaves out what OpenClaw injects itself (SPEC §4.2). The caller
+(agent, job, channel, runtime) rides in the request's scope to the server's handlers
+(memory.mcp.server.caller_of).
 
 Stateless: the 2026-07-28 revision has no session at all, and older clients get a fresh
 session per request (`stateless_http=True`), so any web worker answers any request. The
@@ -19,12 +21,18 @@ from __future__ import annotations
 
 import json
 from contextlib import asynccontextmanager
+from dataclasses import replace
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.db import close_old_connections
 from mcp.server.transport_security import TransportSecuritySettings
 
+from memory.auth import BadCredential, key_from_header, token_for_key, unauthorized
+from memory.context import clean_runtime
+from memory.errors import InvalidInput
 from memory.mcp.server import build_server, current_caller
+from memory.presence import caller_with_header
 
 PATH = "/mcp"
 
@@ -59,13 +67,12 @@ async def _answer(send, status: int, body: dict, headers: list[tuple[bytes, byte
     await send({"type": "http.response.body", "body": data})
 
 
-def _authenticate(authorization: str | None, source_header: str | None):
-    """(caller, None) or (None, (status, body)). Runs the REST API's token check. The
+def _authenticate(
+    authorization: str | None, source_header: str | None, runtime_header: str | None = None
+):
+    """(caller, None) or (None, (status, body)). Runs the REST API's token check; the
+    `X-Memory-Source` and `X-Memory-Runtime` headers are checked (422 when bad). The
     caller carries the token's row id (`token`) for the stream cap."""
-    from memory.auth import BadCredential, key_from_header, token_for_key, unauthorized
-    from memory.errors import InvalidInput
-    from memory.presence import caller_with_header
-
     key = None
     try:
         key = key_from_header(authorization or "")
@@ -87,17 +94,18 @@ def _authenticate(authorization: str | None, source_header: str | None):
         caller = caller_with_header(
             agent_id=token.agent_id, job=token.job or None, header=source_header
         )
+        caller = replace(caller, runtime=clean_runtime(runtime_header))
     except InvalidInput as error:
         return None, (422, {"error": "invalid_request", "error_description": error.message})
     return (caller, token.pk), None
 
 
-def _auth_in_thread(authorization: str | None, source_header: str | None):
-    from django.db import close_old_connections
-
+def _auth_in_thread(
+    authorization: str | None, source_header: str | None, runtime_header: str | None = None
+):
     close_old_connections()
     try:
-        return _authenticate(authorization, source_header)
+        return _authenticate(authorization, source_header, runtime_header)
     finally:
         close_old_connections()
 
@@ -133,9 +141,12 @@ class McpApp:
         headers = {name.decode("latin-1").lower(): value for name, value in scope["headers"]}
         authorization = headers.get("authorization")
         source = headers.get("x-memory-source")
+        runtime = headers.get("x-memory-runtime")
         caller, refusal = await sync_to_async(_auth_in_thread, thread_sensitive=True)(
-            authorization.decode("latin-1") if authorization is not None else None,
-            source.decode("latin-1") if source is not None else None,
+            *(
+                value.decode("latin-1") if value is not None else None
+                for value in (authorization, source, runtime)
+            )
         )
         if refusal is None and scope.get("method") == "GET":
             await self._stream(scope, receive, send, *caller)

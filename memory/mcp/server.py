@@ -15,6 +15,8 @@ an agent argument, so a token of agent A reaches only A.
   MEMORY.md and every Markdown file below its memory/ (notes, wiki pages), readable by the
   rules memory_get applies. A refused or missing resource is a protocol error (-32602),
   as MCP defines for resources.
+- **Instructions** (memory/mcp/prompts/instructions.md) name only what the model can do
+  itself: call tools. Prompts are the user's to choose (MCP), so they are not mentioned.
 - **Prompts**: `setup_memory` (what goes where, SPEC §5) and `memory_flush` (store durable
   memories before a conversation is compacted; NO_REPLY when there is nothing to keep),
   read from memory/mcp/prompts/.
@@ -29,6 +31,7 @@ from __future__ import annotations
 import contextvars
 import logging
 from collections.abc import Callable
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote, unquote
@@ -39,17 +42,17 @@ from django.db import close_old_connections
 from mcp import MCPError
 from mcp.server import Server, ServerRequestContext
 
+from memory import facts, reading
+from memory.agents import get_agent_or_404
+from memory.errors import DomainError
 from memory.presence import MCP_DEFAULT, Caller
+from memory.tool_formats import mcp_tool
+from memory.tools import call_tool_result, get_tool_or_404, registered_tools
 
 log = logging.getLogger(__name__)
 
 PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
 SERVER_NAME = "agent-memory"
-INSTRUCTIONS = (
-    "The memory of a personal assistant: Markdown files a person reads, edits and approves. "
-    "Call memory_context at the start of each turn; get the setup_memory prompt for what "
-    "goes where."
-)
 USER_URI = "memory://user/USER.md"
 INDEX_URI = "memory://user/facts/INDEX.md"
 FACTS_URI = "memory://user/facts/"
@@ -89,8 +92,6 @@ async def _run(func: Callable[[], T]) -> T:
 
 
 def _agent(caller: Caller):
-    from memory.agents import get_agent_or_404
-
     return get_agent_or_404(caller.agent_id)
 
 
@@ -98,9 +99,6 @@ def _agent(caller: Caller):
 
 
 def _mcp_tools() -> list[types.Tool]:
-    from memory.tool_formats import mcp_tool
-    from memory.tools import registered_tools
-
     return [
         types.Tool.model_validate(mcp_tool(tool))
         for tool in registered_tools(include_mcp_only=True)
@@ -122,9 +120,6 @@ def call_tool_now(
 ) -> types.CallToolResult:
     """One tool call as `caller`, synchronously: the result the model reads, or a tool
     error result for anything refused."""
-    from memory.errors import DomainError
-    from memory.tools import call_tool_result, get_tool_or_404
-
     try:
         agent = _agent(caller)
         tool = get_tool_or_404(name, include_mcp_only=True)
@@ -134,6 +129,7 @@ def call_tool_now(
             arguments if arguments is not None else {},
             source=caller.source(default=MCP_DEFAULT),
             include_mcp_only=True,
+            runtime=caller.runtime,
         )
     except DomainError as error:
         return _error(f"Error: {error.message}")
@@ -162,8 +158,6 @@ def _agent_uri(agent_id: str, path: str) -> str:
 
 
 def _resources(caller: Caller) -> list[types.Resource]:
-    from memory import facts, reading
-
     agent = _agent(caller)
     found = [
         types.Resource(name="USER.md", title="Who the owner is", uri=USER_URI, mime_type=MARKDOWN),
@@ -202,9 +196,6 @@ def _not_readable(uri: str, why: str) -> MCPError:
 def read_resource_now(caller: Caller, uri: str) -> str:
     """The text of one resource for `caller`. Raises MCPError (-32602) for a URI that is
     not one of this agent's resources or names no file."""
-    from memory import facts, reading
-    from memory.errors import DomainError
-
     agent = _agent(caller)
     try:
         if uri == USER_URI:
@@ -292,15 +283,18 @@ async def get_prompt(
     return types.GetPromptResult(description=description, messages=messages)
 
 
+def instructions() -> str:
+    """What the server tells the model when it connects (memory/mcp/prompts)."""
+    return _prompt_text("instructions")
+
+
 def build_server() -> Server:
     """A new low-level Server with every handler of this module."""
-    from importlib.metadata import version
-
     return Server(
         SERVER_NAME,
         version=version("agent-memory"),
         title="Agent memory",
-        instructions=INSTRUCTIONS,
+        instructions=instructions(),
         on_list_tools=list_tools,
         on_call_tool=call_tool,
         on_list_resources=list_resources,

@@ -11,6 +11,9 @@ from django.utils.html import format_html
 from django.utils.translation import ngettext
 
 from memory.clock import local_tz, zone_name
+from memory.history import who as who_made
+from memory.manage.wording import FILE_KINDS, KINDS, STATUSES, TRIGGERS, VALUE_KINDS, WHO, localize
+from proposals.diff import kind_label as proposal_kind_label
 
 register = template.Library()
 
@@ -48,16 +51,12 @@ def _offset(local: dt.datetime) -> str:
 @register.filter
 def status_label(value: str) -> str:
     """A run's or a proposal's status in the page's language."""
-    from memory.manage.wording import STATUSES
-
     return str(STATUSES.get(value, value))
 
 
 @register.filter
 def kind_label(value: str) -> str:
     """A run's or a proposal's kind in the page's language."""
-    from memory.manage.wording import KINDS
-
     return str(KINDS.get(value, value))
 
 
@@ -65,8 +64,6 @@ def kind_label(value: str) -> str:
 def proposal_kind(value: str) -> str:
     """A proposal's kind in words, as the admin and the API's readers see it
     (proposals.diff.kind_label, the one table of proposal kinds)."""
-    from proposals.diff import kind_label as proposal_kind_label
-
     return proposal_kind_label(value)
 
 
@@ -74,9 +71,6 @@ def proposal_kind(value: str) -> str:
 def who(version) -> str:
     """Who made a file version, in words: "owner alice", "agent master", "job
     job:nightly", "edited outside the app" (memory.history.who)."""
-    from memory.history import who as who_made
-    from memory.manage.wording import WHO
-
     kind, name = who_made(version)
     if not kind:
         return ""
@@ -88,8 +82,6 @@ def who(version) -> str:
 def value_kind(value: str) -> str:
     """What kind of value two lines disagree on (day, number, name), in the page's
     language."""
-    from memory.manage.wording import VALUE_KINDS
-
     return str(VALUE_KINDS.get(value, value))
 
 
@@ -112,21 +104,15 @@ def waited(value: dt.datetime | None) -> str:
 @register.filter
 def file_kind(value: str) -> str:
     """A kind of memory file in words (the feed of what was remembered)."""
-    from memory.manage.wording import FILE_KINDS
-
     return str(FILE_KINDS.get(value, value))
 
 
 @register.filter
 def trigger_label(value: str) -> str:
-    from memory.manage.wording import TRIGGERS
-
     return str(TRIGGERS.get(value, value))
 
 
 @register.filter
 def localized(value: str) -> str:
     """A sentence the code wrote (a run summary, a reason) in the page's language."""
-    from memory.manage.wording import localize
-
     return localize(value)

@@ -42,7 +42,7 @@ list; only this face is imported from outside the package):
 - `disk`     a refusing disk as DiskFull / WorkspaceReadOnly, temp files, atomic replace,
              fsync, machinery folders, the volume's clock
 - `locks`    the stripe pool: `locked`, `locked_many`, `guarded`
-- `changes`  the change log: `changes_position`, `changes_since`
+- `changes`  the change log: `changes_position`, `changes_since`, `record_changes`
 - `hooks`    who hears of a change: `on_change`, `Change`, `adopt`
 - `scans`    listings and scans with stat: `list_files`, `scan_files`, `stamp`…
 - `extra`    the extra paths outside the home (read-only)
@@ -54,7 +54,12 @@ list; only this face is imported from outside the package):
 """
 
 from memory.workspace.batches import write_many
-from memory.workspace.changes import ChangesPosition, changes_position, changes_since
+from memory.workspace.changes import (
+    ChangesPosition,
+    changes_position,
+    changes_since,
+    record_changes,
+)
 from memory.workspace.disk import volume_now_ns
 from memory.workspace.extra import (
     EXTRA_PREFIX,
@@ -83,6 +88,7 @@ from memory.workspace.scans import (
     FileInfo,
     ScannedFile,
     file_infos,
+    from_names,
     list_dirs,
     list_files,
     list_names,
@@ -137,6 +143,7 @@ __all__ = [
     "ChangesPosition",
     "changes_position",
     "changes_since",
+    "record_changes",  # hand edits a host's keeper saw (memory.search_keeper)
     # hooks
     "Change",
     "Fingerprint",
@@ -147,6 +154,7 @@ __all__ = [
     "stat",
     "stamp",
     "list_files",
+    "from_names",
     "list_names",
     "file_infos",
     "list_dirs",

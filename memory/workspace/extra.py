@@ -11,6 +11,7 @@ shown under its own prefix, `extra/<name>/...` (a folder) or `extra/<name>.md` (
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat as stat_module
@@ -157,10 +158,13 @@ def read_extra_keyed(shown: str) -> tuple[str, tuple[int, int, int, int]] | None
     that are not UTF-8 are replaced (and the text still reads)."""
     candidate = _extra_file(shown)
     try:
-        fd = os.open(candidate, os.O_RDONLY | os.O_NOFOLLOW)
+        # O_NONBLOCK: a FIFO is never waited on (its type is checked before any read).
+        fd = os.open(candidate, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return None
-    except OSError:  # ELOOP: the file itself is a symlink
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # a FIFO or socket with nobody on the other end
+            return None
         raise PathRefused(f"Path is a symbolic link: {shown!r}.") from None
     st = os.fstat(fd)
     if not stat_module.S_ISREG(st.st_mode):

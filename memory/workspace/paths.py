@@ -34,8 +34,19 @@ MAX_PATH_BYTES = 3000  # the whole relative path (PATH_MAX is 4096 with the root
 
 
 def root() -> Path:
-    """The workspace root, read from settings on every call (tests point it at tmp_path)."""
-    return Path(settings.MY_AGENT_HOME).expanduser().resolve()
+    """The workspace root, read from settings on every call (tests point it at tmp_path);
+    the setting's resolved path is kept per spelling (resolving costs a stat per part of
+    the path, and every operation asks)."""
+    home = settings.MY_AGENT_HOME
+    found = _resolved.get(home)
+    if found is None:
+        found = Path(home).expanduser().resolve()
+        if found.is_dir():  # a home not made yet is resolved again once it is
+            _resolved[home] = found
+    return found
+
+
+_resolved: dict[object, Path] = {}
 
 
 def check_relative(rel: str) -> str:

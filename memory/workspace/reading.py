@@ -155,8 +155,10 @@ def _read_below(base: Path, parts: list[str]) -> tuple[str, Stamp] | None:
             child = os.open(part, flags | os.O_DIRECTORY, dir_fd=fd)
             os.close(fd)
             fd = child
-        file_fd = os.open(parts[-1], flags, dir_fd=fd)
-    except OSError:  # missing, not a directory, or a symlink (ELOOP)
+        # O_NONBLOCK: a FIFO planted where a note should be is never waited on (its type
+        # is checked below before any read).
+        file_fd = os.open(parts[-1], flags | os.O_NONBLOCK, dir_fd=fd)
+    except OSError:  # missing, not a directory, a symlink (ELOOP), a FIFO with no writer
         return None
     finally:
         os.close(fd)

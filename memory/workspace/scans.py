@@ -8,11 +8,15 @@ file on every call (search, the wiki's vault); `read_scanned` reads what it foun
 
 from __future__ import annotations
 
+import collections
 import os
 import stat as stat_module
+import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from memory.errors import PathRefused
 from memory.workspace.paths import (
@@ -108,6 +112,112 @@ def list_names(rel_dir: str, *, suffix: str = ".md") -> list[str]:
             ]
     except (FileNotFoundError, NotADirectoryError):
         return []
+
+
+# What `from_names` keeps per process: values derived from directories' names, each with
+# the names and the directory's stamp; at most this many names' worth (least recently
+# used go first).
+NAMES_KEPT = 400_000
+# A directory's stamp may stay the same through two changes in one timestamp tick: a
+# listing is trusted alone only when it was taken this long (this host's clock) after the
+# stamp it saw was first seen — by then that tick is over, so the listing holds every
+# change that stamp stands for. No clock of the volume is read (a GET writes nothing).
+RACY_NS = 2_000_000_000
+
+T = TypeVar("T")
+
+
+class _Kept(NamedTuple):
+    stamp: tuple | None  # the directory's, when the listing can be trusted alone
+    names: frozenset[str]
+    value: object
+
+
+_derived: collections.OrderedDict[tuple[str, str], _Kept] = collections.OrderedDict()
+_first_seen: dict[str, tuple[tuple, int]] = {}  # directory → (stamp, when first seen)
+_derived_names = 0
+_derived_lock = threading.Lock()
+
+
+def _dir_stamp(path: os.PathLike | str) -> tuple | None:
+    try:
+        st = os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    if not stat_module.S_ISDIR(st.st_mode):
+        return None
+    return (st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev, st.st_size)
+
+
+def from_names(
+    rel_dir: str,
+    key: str,
+    derive: Callable[[list[str]], T],
+    update: Callable[[T, frozenset[str], frozenset[str]], T] | None = None,
+) -> T:
+    """`derive(list_names(rel_dir))`, derived again only when the directory changed.
+
+    A directory's own stamp (mtime, ctime, inode) changes whenever a name is added to it,
+    removed or renamed — by the app or by hand — so a value derived from its names (a
+    count, the names sorted) is kept per process beside the names and the stamp it was
+    derived at, and reused while a stat of the directory says the same: a listing costs
+    one stat, not a walk of every name. When the directory changed, its names are listed
+    again and, with `update(value, added, removed)`, the value is brought up to date from
+    the names that came and went instead of derived from all of them. A listing taken
+    while the directory was changing, or within RACY_NS of when its stamp was first seen
+    (a change in the same timestamp tick would leave the stamp as it is), is listed again
+    next time. Reads only: nothing is written, not even a clock.
+    `key` names what is derived (one directory may have several). A missing directory
+    derives from no names."""
+    base = resolve(rel_dir) if rel_dir else root()
+    memo_key = (str(base), key)
+    before = _dir_stamp(base)
+    if before is None:
+        return derive([])
+    with _derived_lock:
+        kept = _derived.get(memo_key)
+        if kept is not None and kept.stamp == before:
+            _derived.move_to_end(memo_key)
+            return kept.value  # type: ignore[return-value]
+    names = list_names(rel_dir)
+    listed = frozenset(names)
+    if kept is None:
+        value = derive(names)
+    else:
+        added, removed = listed - kept.names, kept.names - listed
+        if not added and not removed:
+            value = kept.value
+        elif update is not None and len(added) + len(removed) <= len(listed) // 4:
+            value = update(kept.value, added, removed)  # type: ignore[arg-type]
+        else:
+            value = derive(names)
+    trusted = _dir_stamp(base) == before and _settled(memo_key[0], before)
+    _keep(memo_key, _Kept(before if trusted else None, listed, value))
+    return value
+
+
+def _settled(directory: str, stamp: tuple) -> bool:
+    """Whether `stamp` was first seen more than RACY_NS ago (see RACY_NS)."""
+    now = time.monotonic_ns()
+    with _derived_lock:
+        seen = _first_seen.get(directory)
+        if seen is None or seen[0] != stamp:
+            if len(_first_seen) > 10_000:
+                _first_seen.clear()
+            _first_seen[directory] = seen = (stamp, now)
+    return now - seen[1] > RACY_NS
+
+
+def _keep(memo_key: tuple[str, str], kept: _Kept) -> None:
+    global _derived_names
+    with _derived_lock:
+        old = _derived.pop(memo_key, None)
+        _derived_names -= len(old.names) if old else 0
+        _derived[memo_key] = kept
+        _derived_names += len(kept.names)
+        while _derived_names > NAMES_KEPT and len(_derived) > 1:
+            _gone, dropped = _derived.popitem(last=False)
+            _derived_names -= len(dropped.names)
 
 
 def file_infos(rel_dir: str, names: list[str]) -> list[FileInfo]:

@@ -182,12 +182,14 @@ def write_unsynced(rel: str, text: str) -> None:
     only for derived state that its readers check and can rebuild — after a crash it may
     hold an older text (or, on some filesystems, be empty), never a mix. The facts
     index's state and the wiki's list of changes are written so. Neither the change log
-    nor the hooks hear of it: derived state is not memory."""
+    nor the hooks hear of it: derived state is not memory. Under the derived state's folder it is
+    this user's only: the file 0600, a folder it makes 0700."""
     path = resolve(rel)
     private = rel.startswith(f"{STATE_DIR}/")
     with locked(rel), storage(rel):
-        if private:  # the derived state: a folder of 0700, files of 0600
+        if private:  # the derived state: folders of 0700, files of 0600
             ensure_machinery_dir(root() / STATE_DIR, mode=STATE_DIR_MODE)
+            _private_dirs(path.parent)
         fd, tmp = temp_beside(path, mode=STATE_FILE_MODE if private else None)
         try:
             with os.fdopen(fd, "wb") as handle:
@@ -197,3 +199,14 @@ def write_unsynced(rel: str, text: str) -> None:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
             raise
+
+
+def _private_dirs(directory: Path) -> None:
+    # Each missing folder on the way, made 0700 (mkdir's parents would get the umask's).
+    missing = []
+    while not directory.is_dir():
+        missing.append(directory)
+        directory = directory.parent
+    for folder in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            folder.mkdir(mode=0o700)

@@ -34,14 +34,15 @@ SCREENS = [
     ("08-proposal", "/manage/memory/proposals/{proposal}/"),
     ("09-fact", "/manage/memory/facts/old-gym/"),
     ("10-wiki-vault-and-lint", "/manage/memory/wiki/master/"),
-    ("11-wiki-page", "/manage/memory/wiki/master/pages/eco-retreat/"),
-    ("12-wiki-edit", "/manage/memory/wiki/master/pages/eco-retreat/edit/"),
+    ("11-wiki-page", "/manage/memory/wiki/master/pages/entities/eco-retreat/"),
+    ("12-wiki-edit", "/manage/memory/wiki/master/pages/entities/eco-retreat/edit/"),
     ("13-scripts", "/manage/memory/scripts/master"),
     ("14-activity", "/manage/memory/activity/"),
     ("15-agent-screen", "/manage/memory/agents/master/"),
     ("16-settings", "/manage/memory/settings/master/"),
     ("17-not-found", "/manage/memory/facts/no-such-fact/"),
     ("26-what-was-remembered", "/manage/memory/activity/writes/"),
+    ("34-every-file", "/manage/memory/agents/master/files/"),
 ]
 
 

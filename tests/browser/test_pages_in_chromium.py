@@ -60,6 +60,8 @@ def test_it_approves_a_proposal_the_badge_goes_down_and_undo_restores(tab, owner
     assert badge(tab) == "1"
     tab.click(".badge-link")
     tab.wait_for_url("**/manage/memory/proposals/")
+    tab.click(f"#row-{proposal.pk} a.open-link")  # the queue's row opens the card in place
+    tab.wait_for_selector(f"#card-{proposal.pk}")
     card = tab.locator(f"#proposal-{proposal.pk}")
     # A new fact reads as its fields, then its body as added lines.
     assert (
@@ -67,7 +69,7 @@ def test_it_approves_a_proposal_the_badge_goes_down_and_undo_restores(tab, owner
     )
     assert "+Trước 9 giờ sáng." in card.inner_text()
 
-    card.locator("button:has-text('Approve')").click()
+    card.locator("button:has-text('Approve')").first.click()
     tab.wait_for_selector(".message.success")
     assert tab.inner_text(".message.success") == f"Proposal {proposal.pk} approved."
     assert badge(tab) == "0"
@@ -98,10 +100,10 @@ def test_it_opens_a_wiki_page_and_follows_a_link(tab, owner, workspace):
     tab.click("nav.tabs a:has-text('Wiki')")
     tab.wait_for_url("**/manage/memory/wiki/master/")
     tab.click("a:has-text('Eco Retreat')")
-    tab.wait_for_url("**/manage/memory/wiki/master/pages/eco-retreat/")
+    tab.wait_for_url("**/manage/memory/wiki/master/pages/entities/eco-retreat/")
     assert "Hạn nộp 15/12." in tab.inner_text("article.rendered")
     tab.click("article.rendered a:has-text('anh Minh')")
-    tab.wait_for_url("**/manage/memory/wiki/master/pages/minh/")
+    tab.wait_for_url("**/manage/memory/wiki/master/pages/entities/minh/")
     assert tab.inner_text("h1").startswith("Minh")
     assert "Eco Retreat" in tab.inner_text("aside")  # linked from
 

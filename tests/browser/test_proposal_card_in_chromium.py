@@ -30,12 +30,11 @@ REWRITE = MEMORY.replace(
 def review(owner, workspace):
     """A job's line (reason, heading, a contradiction) and a rewrite gone stale."""
     from memory import history, notes
-    from memory.agents import default_agent, ensure_agent_dirs
+    from memory.agents import default_agent
     from memory.models import FileVersion
     from memory.writes import add_memory_lines_or_propose, write_memory_or_propose
 
     master = default_agent()
-    ensure_agent_dirs(master)
     notes.write_memory(master, MEMORY)
     _, line = add_memory_lines_or_propose(
         master,

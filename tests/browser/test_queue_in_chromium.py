@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import pytest
 
-from memory.agents import ensure_agent_dirs
 from memory.models import Agent, FileVersion
 from memory.tools import call_tool_result
 from memory.writes import add_memory_lines_or_propose
@@ -30,8 +29,6 @@ def _queue(workspace) -> list[Proposal]:
     agents = [default_agent()]
     for agent_id, name in (("researcher", "Researcher"), ("coach", "Coach")):
         agents.append(Agent.objects.create(id=agent_id, name=name))
-    for agent in agents:
-        ensure_agent_dirs(agent)
     made = []
     lines = [
         ("master", "Báo cáo tài chính gửi anh Minh mỗi thứ Năm trước 17:00.", "job:nightly"),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from memory import notes
-from memory.agents import default_agent, ensure_agent_dirs
+from memory.agents import default_agent
 from memory.writes import add_memory_lines_or_propose, write_memory_or_propose
 from proposals import actions
 from proposals.actions import BaseKind, register_kind
@@ -22,32 +22,30 @@ NEW = OLD.replace("- fact 1\n", "- fact one\n").replace("- fact 9\n", "- fact ni
 
 def test_history_lists_versions_and_restores_one(tab, owner, workspace, screenshots):
     master = default_agent()
-    ensure_agent_dirs(master)
     notes.write_memory(master, "- Lan thích trà\n")
     notes.write_memory(master, "- Lan thích cà phê\n")
     sign_in(tab)
     tab.goto(f"/manage/memory/agents/{master.pk}/memory/")
     tab.click("a:has-text('History')")
     rows = tab.locator("table.versions tbody tr")
-    assert rows.count() == 3  # the empty file, then the two edits
-    assert "v3" in rows.nth(0).inner_text()
+    assert rows.count() == 2  # the first write made the file (SPEC §1), then the edit
+    assert "v2" in rows.nth(0).inner_text()
     shot(tab, screenshots, "19-history")
 
     assert rows.nth(0).locator("a:has-text('Restore')").count() == 0  # the current text
     rows.nth(1).locator("a:has-text('Restore')").click()
     # Asked first, with what it will change.
-    assert "Restore version 2?" in tab.inner_text("h1")
+    assert "Restore version 1?" in tab.inner_text("h1")
     assert "- Lan thích trà" in tab.inner_text(".diff")
-    tab.click("button:has-text('Restore version 2')")
+    tab.click("button:has-text('Restore version 1')")
     tab.wait_for_selector(".message.success")
-    assert "restored as version 4" in tab.inner_text(".message.success")
+    assert "restored as version 3" in tab.inner_text(".message.success")
     assert (workspace / "MEMORY.md").read_text() == "- Lan thích trà\n"
-    assert "restore of version 2" in tab.locator("table.versions tbody tr").nth(0).inner_text()
+    assert "restore of version 1" in tab.locator("table.versions tbody tr").nth(0).inner_text()
 
 
 def test_a_rewrite_is_applied_hunk_by_hunk(tab, owner, workspace, screenshots):
     master = default_agent()
-    ensure_agent_dirs(master)
     notes.write_memory(master, OLD)
     proposal = actions.propose(
         "memory_rewrite", agent=master, target="MEMORY.md", payload={"memory": NEW}, source="job:c"
@@ -96,7 +94,6 @@ def test_a_batch_is_applied_page_by_page(tab, owner, workspace):
 
 def test_bulk_approval_reports_each_refusal(tab, owner, workspace, screenshots):
     master = default_agent()
-    ensure_agent_dirs(master)
     _, one = add_memory_lines_or_propose(master, ["Lan chạy bộ lúc 6 giờ"], source="job:a")
     _, two = add_memory_lines_or_propose(master, ["Lan bơi chủ nhật"], source="job:b")
     three = write_memory_or_propose(master, "Lan đọc sách\n", source="job:c")

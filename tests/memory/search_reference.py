@@ -16,9 +16,6 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from zoneinfo import ZoneInfo
-
-from django.conf import settings
 
 from memory import ranking, text
 from memory.query import Query
@@ -44,8 +41,8 @@ class Entry:
 
 
 def _day_start_ns(day: dt.date) -> int:
-    zone = ZoneInfo(settings.MEMORY_TIME_ZONE)
-    return int(dt.datetime(day.year, day.month, day.day, tzinfo=zone).timestamp()) * 10**9
+    # The day's start in UTC: the same in every process, whatever its zone (SPEC §6.1).
+    return int(dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC).timestamp()) * 10**9
 
 
 def _day(shown: str) -> dt.date | None:

@@ -65,13 +65,16 @@ def test_it_walks_the_cursor_sequence(master, workspace, days):
     today, yesterday = days
     write_by_hand(workspace / f"memory/{yesterday}.md", f"# {yesterday}\n\n- 21:00 hôm qua\n")
     write_by_hand(workspace / f"memory/{today}.md", f"# {today}\n\n- 07:00 sáng\n")
-    write_by_hand(workspace / f"memory/{today}-1030.md", "suffixed: never shown\n")
+    write_by_hand(workspace / f"memory/{today}-1030.md", "# Session 10:30\n\n- đặt lịch\n")
 
-    # First turn: both plain notes whole, yesterday first.
+    # First turn: every note of both days whole, newest first (today's plain note, then
+    # its session note, then yesterday's).
     assert context.pre_turn_block(master, "conv-1") == (
-        part(f"memory/{yesterday}.md", f"# {yesterday}\n\n- 21:00 hôm qua")
+        part(f"memory/{today}.md", f"# {today}\n\n- 07:00 sáng")
         + "\n\n"
-        + part(f"memory/{today}.md", f"# {today}\n\n- 07:00 sáng")
+        + part(f"memory/{today}-1030.md", "# Session 10:30\n\n- đặt lịch")
+        + "\n\n"
+        + part(f"memory/{yesterday}.md", f"# {yesterday}\n\n- 21:00 hôm qua")
     )
     # Nothing new: empty.
     assert context.pre_turn_block(master, "conv-1") == ""
@@ -85,9 +88,11 @@ def test_it_walks_the_cursor_sequence(master, workspace, days):
 
     # Another conversation starts from the beginning.
     assert context.pre_turn_block(master, "conv-2") == (
-        part(f"memory/{yesterday}.md", f"# {yesterday}\n\n- 21:00 hôm qua")
+        part(f"memory/{today}.md", f"# {today}\n\n- 07:00 sáng\n{line}")
         + "\n\n"
-        + part(f"memory/{today}.md", f"# {today}\n\n- 07:00 sáng\n{line}")
+        + part(f"memory/{today}-1030.md", "# Session 10:30\n\n- đặt lịch")
+        + "\n\n"
+        + part(f"memory/{yesterday}.md", f"# {yesterday}\n\n- 21:00 hôm qua")
     )
 
     # A rewrite (what was shown is no longer a prefix) shows the whole new version.

@@ -110,10 +110,12 @@ def disk(tmp_path, settings, monkeypatch, record_property, master, helper_agent)
     record_property("disk_method", method)
     settings.MY_AGENT_HOME = str(home)
     monkeypatch.setenv("MY_AGENT_HOME", str(home))
-    from memory.agents import ensure_all_dirs
-
     workspace.prepare()
-    ensure_all_dirs()
+    # An existing workspace: the files and folders a write would otherwise make first.
+    for folder in ("memory", "users/owner/facts", "agents/helper/memory"):
+        (home / folder).mkdir(parents=True, exist_ok=True)
+    for memory_file in ("MEMORY.md", "agents/helper/MEMORY.md"):
+        (home / memory_file).touch()
     try:
         yield Disk(home, method, monkeypatch)
     finally:

@@ -11,7 +11,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from memory import history, notes, workspace
+from memory import history, notes, textdiff, workspace
 from memory.attribution import attributed
 from memory.errors import Conflict, InvalidInput
 from memory.models import ApiToken, FileVersion
@@ -225,9 +225,9 @@ def test_concurrent_writers_lose_no_version(master, workspace):
 
 @pytest.fixture
 def owner_key(transactional_db, workspace):
-    from memory.agents import default_agent, ensure_agent_dirs
+    from memory.agents import default_agent
 
-    ensure_agent_dirs(default_agent())
+    default_agent()
     user = get_user_model().objects.create_superuser("alice", "a@example.com", "pw-alice-123")
     _, key = ApiToken.issue(user=user)
     return key
@@ -244,9 +244,10 @@ def test_restore_happens_once_under_twelve_concurrent_requests(live_server, owne
                 == 200
             )
         versions = client.get(f"{base}/api/memory/history", params={"path": "MEMORY.md"}).json()
-        first = next(v for v in versions if v["seq"] == 2)
+        # The first write makes MEMORY.md (SPEC §1: nothing empty before it).
+        first = next(v for v in versions if v["seq"] == 1)
         detail = client.get(f"{base}/api/memory/history/{first['id']}").json()
-        assert detail["text"] == "- first\n" and detail["replaced"] == ""
+        assert detail["text"] == "- first\n" and detail["replaced"] is None  # there was none
         current = detail["current_hash"]
     del body
 
@@ -296,3 +297,31 @@ def test_an_agent_tool_write_is_attributed_to_the_agent(master_client, master, w
     assert answer.status_code == 200
     row = FileVersion.objects.filter(path__startswith="memory/").latest("id")
     assert (row.actor, row.source, row.via) == ("agent:master", "http", "tool")
+
+
+def _whole_text_stats(before: bytes, after: bytes) -> tuple[int, int]:
+    old, new = before.decode().splitlines(), after.decode().splitlines()
+    return textdiff.changed_line_count(textdiff.line_opcodes(old, new, seconds=5))
+
+
+def test_line_stats_of_a_large_file_count_what_the_whole_text_diff_counts():
+    """The line counts skip the lines both texts begin and end with, and still say what a
+    diff of the whole texts says (a line changed, added, removed; at either end; a text
+    without a final newline; a line only part of which changed)."""
+    lines = [f"- [fact-{n:05d}](fact-{n:05d}.md) (reference) line {n}" for n in range(3000)]
+    base = "\n".join(lines) + "\n"
+    edits = [
+        base.replace("line 1500\n", "line 1500 changed\n"),
+        base.replace("line 1500\n", "line 1500\n- a new line\n"),
+        base.replace(lines[1500] + "\n", ""),
+        "- first\n" + base,
+        base + "- last\n",
+        base[:-1],
+        base.replace("line 0\n", "line zero\n"),
+        base.replace(lines[2999] + "\n", "- changed last\n"),
+        "",
+    ]
+    for after in edits:
+        old, new = base.encode(), after.encode()
+        assert history._line_stats(old, new) == _whole_text_stats(old, new)
+        assert history._line_stats(new, old) == _whole_text_stats(new, old)

@@ -10,9 +10,10 @@ import random
 
 import pytest
 
-from memory import facts, notes
+from memory import facts, notes, reading
 from memory import workspace as ws
 from memory.errors import DiskFull, InvalidInput
+from memory.listing import Pages
 from memory.text import note_day
 from memory.workspace import batches
 
@@ -126,6 +127,129 @@ def test_facts_are_paged_by_name(workspace):
     items, total = facts.facts_listing(offset=1, limit=1)
     assert ([fact.name for fact in items], total) == (["fig"], 3)
     assert facts.count_facts() == 3
+
+
+# --- a directory's names, kept while it is unchanged ---------------------------------------
+
+
+def _counting_list_names(monkeypatch) -> list[str]:
+    from memory.workspace import scans
+
+    calls: list[str] = []
+    real = scans.list_names
+
+    def counting(rel_dir: str, **kwargs):
+        calls.append(rel_dir)
+        return real(rel_dir, **kwargs)
+
+    monkeypatch.setattr(scans, "list_names", counting)
+    return calls
+
+
+def test_names_are_listed_again_only_when_the_directory_changed(master, notes_dir, monkeypatch):
+    from memory.workspace import scans
+
+    monkeypatch.setattr(scans, "RACY_NS", -1)  # every listing settled: kept at once
+    calls = _counting_list_names(monkeypatch)
+    assert notes.count_notes(master) == 4
+    assert notes.notes_listing(master, limit=2).total == 4
+    assert notes.count_notes(master) == 4
+    assert calls == ["memory"]  # one listing for all three
+    _note(notes_dir.parent, "2026-12-01.md")  # by hand
+    assert notes.notes_listing(master, limit=1).items[0].name == "2026-12-01.md"
+    assert notes.count_notes(master) == 5
+    (notes_dir / "2026-11-28.md").unlink()
+    assert notes.count_notes(master) == 4
+    assert calls == ["memory"] * 3
+
+
+def test_a_listing_taken_while_the_directory_may_still_change_is_not_kept(
+    master, notes_dir, monkeypatch
+):
+    # The directory was changed a moment ago: a change within the same timestamp tick
+    # would leave its stamp as it is, so what was listed is used once and not kept.
+    calls = _counting_list_names(monkeypatch)
+    for _ in range(3):
+        assert notes.count_notes(master) == 4
+    assert calls == ["memory"] * 3
+
+
+def test_a_note_written_by_hand_shows_in_the_list_at_once(master, notes_dir, monkeypatch):
+    from memory.workspace import scans
+
+    monkeypatch.setattr(scans, "RACY_NS", -1)
+    before = notes.count_notes(master)
+    _note(notes_dir.parent, "2026-12-02.md")
+    assert notes.count_notes(master) == before + 1
+    assert notes.notes_listing(master, limit=1).items[0].name == "2026-12-02.md"
+
+
+def test_the_facts_count_follows_the_directory(workspace, monkeypatch):
+    from memory.workspace import scans
+
+    monkeypatch.setattr(scans, "RACY_NS", -1)
+    for name in ["pear", "apple"]:
+        facts.save_fact(
+            name, description=name, type="preference", body="", written_by="owner", source="chat"
+        )
+    assert facts.count_facts() == 2
+    (workspace / "users" / "owner" / "facts" / "apple.md").unlink()  # by hand
+    assert facts.count_facts() == 1
+    assert [fact.name for fact in facts.list_facts()] == ["pear"]
+
+
+def test_names_that_came_and_went_update_the_sorted_names_as_sorting_all_would():
+    rng = random.Random(5)
+    pool = [f"2026-{m:02d}-{d:02d}{sfx}.md" for m in range(1, 13) for d in range(1, 32)
+            for sfx in ("", "-1030", "_x")] + ["README.md", "a.md", "2026-02-30-x.md"]  # fmt: skip
+    names = set(rng.sample(pool, 300))
+    value = reading._sort_names(sorted(names))
+    fact_pool = [f"fact-{n}.md" for n in range(400)] + ["INDEX.md", "Not A Slug.md"]
+    fact_names = set(rng.sample(fact_pool, 200))
+    fact_value = facts._sorted_fact_names(sorted(fact_names))
+    for _ in range(50):
+        added = frozenset(rng.sample(sorted(set(pool) - names), rng.randint(0, 5)))
+        removed = frozenset(rng.sample(sorted(names), rng.randint(0, 5)))
+        names = (names - removed) | added
+        value = reading._resort_names(value, added, removed)
+        assert value == reading._sort_names(sorted(names))
+        added = frozenset(rng.sample(sorted(set(fact_pool) - fact_names), rng.randint(0, 5)))
+        removed = frozenset(rng.sample(sorted(fact_names), rng.randint(0, 5)))
+        fact_names = (fact_names - removed) | added
+        fact_value = facts._resorted_fact_names(fact_value, added, removed)
+        assert fact_value == facts._sorted_fact_names(sorted(fact_names))
+
+
+def test_pages_answer_a_listing_as_a_sequence_reading_only_the_page(master, notes_dir):
+    asked: list[tuple[int, int | None]] = []
+
+    def fetch(offset: int, limit: int | None):
+        asked.append((offset, limit))
+        return notes.notes_listing(master, offset=offset, limit=limit)
+
+    pages = Pages(fetch)
+    assert len(pages) == 4
+    assert [info.name for info in pages[1:3]] == ["2026-11-30.md", "2026-11-29-evening.md"]
+    assert pages[-1].name == "2026-11-28.md"
+    assert pages[10:20] == []
+    assert asked == [(0, 0), (1, 2), (3, 1), (4, 0)]
+
+
+def test_every_file_is_paged_in_the_order_of_the_whole_list(master, notes_dir):
+    (notes_dir / "people").mkdir()
+    (notes_dir / "people" / "lan.md").write_text("# Lan\n", encoding="utf-8")
+    whole = [row.path for row in reading.memory_files(master)]
+    assert whole[:4] == [
+        "memory/2026-11-30-1030.md",
+        "memory/2026-11-30.md",
+        "memory/2026-11-29-evening.md",
+        "memory/2026-11-28.md",
+    ]
+    for offset in range(len(whole) + 1):
+        page, counts = reading.memory_files_listing(master, offset=offset, limit=3)
+        assert [row.path for row in page.items] == whole[offset : offset + 3]
+        assert page.total == len(whole)
+    assert (counts["note"], counts["file"]) == (4, 4)
 
 
 # --- memory_save looks at the last byte only ------------------------------------------------

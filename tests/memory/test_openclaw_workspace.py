@@ -11,7 +11,7 @@ import time
 import pytest
 from django.core.management import call_command
 
-from memory import agents, clock, context, facts, notes, reading, tools
+from memory import clock, context, facts, notes, reading, tools
 from memory.errors import InvalidInput, PathRefused
 from memory.jobs.nightly import consolidate_agent
 from memory.models import Agent, Run
@@ -119,7 +119,6 @@ def test_a_user_file_setting_outside_the_home_or_not_markdown_is_refused(
 def test_memory_md_stands_for_memory_md_and_no_empty_one_is_created(vi, master):
     before = tree(vi.root)
     call_command("memory_init", stdout=open(os.devnull, "w"))
-    agents.ensure_agent_dirs(master)
     assert not (vi.root / "MEMORY.md").exists() or os.path.samefile(
         vi.root / "MEMORY.md", vi.root / "memory.md"
     )
@@ -143,10 +142,7 @@ def test_a_new_agent_whose_dir_holds_memory_md_gets_no_memory_md(vi, master):
     (vi.root / "agents/lowercase").mkdir()
     (vi.root / "agents/lowercase/memory.md").write_text("- lower\n")
     other = Agent.objects.create(id="lowercase", name="Lower")
-    assert sorted(p.name for p in (vi.root / "agents/lowercase").iterdir()) == [
-        "memory",
-        "memory.md",
-    ]
+    assert sorted(p.name for p in (vi.root / "agents/lowercase").iterdir()) == ["memory.md"]
     assert notes.read_memory(other) == "- lower\n"
     assert notes.memory_path(agent) == "agents/ke-toan/MEMORY.md"
 
@@ -227,8 +223,8 @@ def test_a_huge_note_is_cut_and_says_how_to_read_the_rest(en, master, settings, 
     big_note(en.root, today, 3_700_000)
     block = context.pre_turn_block(master, "conv")
     assert len(block) <= settings.MEMORY_PRE_TURN_TOTAL_CHARS
-    today_part = block.split("\n\n## ")[-1]
-    assert today_part.startswith(f"memory/{today}.md\n```markdown\n# {today}")
+    today_part = block.split("\n\n## ")[0]  # newest first (SPEC §4.2)
+    assert today_part.startswith(f"## memory/{today}.md\n```markdown\n# {today}")
     shown = today_part.split("```markdown\n", 1)[1].split("\n```\n", 1)[0]
     assert len(shown) <= settings.MEMORY_PRE_TURN_NOTE_CHARS
     assert shown.endswith("…")
@@ -254,9 +250,10 @@ def test_the_total_cap_serves_today_first(workspace, master, settings, today):
     big_note(workspace, today, 20_000)
     block = context.preview_pre_turn(master)
     assert len(block) <= 6000
-    old_part, new_part = block.split("\n\n## ")
+    new_part, old_part = block.split("\n\n## ")  # newest first
     assert len(new_part) > 4000  # today's note got its full share
-    assert old_part.startswith(f"## memory/{yesterday}.md\n")
+    assert new_part.startswith(f"## memory/{today}.md\n")
+    assert old_part.startswith(f"memory/{yesterday}.md\n")
     assert "memory_get" in old_part
 
 
@@ -285,7 +282,8 @@ def test_a_note_cannot_close_its_fence_or_pose_as_the_blocks_structure(workspace
 
 
 def test_a_cloned_workspace_is_consolidated_once_then_skipped(zh, master, fake_llm):
-    # A clone: every file has the clone's mtime, MEMORY.md newest of all.
+    # A clone: every file has the clone's mtime, MEMORY.md newest of all — so the first
+    # consolidation reads the notes of the day MEMORY.md last changed on (SPEC §8).
     now = time.time()
     for path in zh.root.rglob("*.md"):
         if not path.is_symlink():
@@ -295,10 +293,7 @@ def test_a_cloned_workspace_is_consolidated_once_then_skipped(zh, master, fake_l
     fake_llm.script({"memory": (zh.root / "MEMORY.md").read_text(), "reasons": []}, {"pages": []})
     first = consolidate_agent(master, trigger="test")
     assert first.status == "succeeded", first.summary
-    assert set(first.notes_read) >= {
-        f"{zh.today}.md",
-        f"{zh.today - dt.timedelta(days=1)}-0900.md",
-    }
+    assert set(first.notes_read) == {f"{zh.today}.md"}
     calls = len(fake_llm.requests)
     second = consolidate_agent(master, trigger="test")
     assert second.status == "skipped"

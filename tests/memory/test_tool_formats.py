@@ -90,7 +90,16 @@ def test_mcp_shape_is_what_tools_list_answers(master_client):
     assert by_name["memory_search"]["annotations"]["readOnlyHint"] is True
     assert by_name["user_memory_forget"]["annotations"]["destructiveHint"] is True
     assert by_name["memory_save"]["annotations"]["readOnlyHint"] is False
-    assert "outputSchema" in by_name["memory_search"]
+    # Structured results only where they are not a second copy of the text (SPEC §16).
+    assert "outputSchema" not in by_name["memory_search"]
+    assert "outputSchema" not in by_name["memory_context"]
+    assert "outputSchema" in by_name["user_memory_save"]
+    # An optional argument that may be null is listed by its one type (no `type` array,
+    # which the Inspector's --strict flags); the strict OpenAI export keeps it nullable.
+    for name in ("user_memory_save", "user_memory_forget"):
+        schema = by_name[name]["inputSchema"]
+        assert schema["properties"]["reason"]["type"] == "string"
+        assert "reason" not in schema["required"]
     assert no_source_anywhere(tools)
 
 

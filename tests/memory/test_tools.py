@@ -65,6 +65,22 @@ def test_its_descriptions_carry_the_guidance_the_spec_asks_for():
     assert "120 lines / 12,000 characters" in listed["memory_get"]
 
 
+# llama-index refuses a tool description over 1,024 characters; OpenAI's function
+# descriptions have the same ceiling in several SDKs (SPEC §16).
+DESCRIPTION_LIMIT = 1024
+
+
+def test_every_tool_description_fits_the_clients_limit():
+    described = {
+        tool.name: tool.description for tool in tools.registered_tools(include_mcp_only=True)
+    }
+    assert {"memory_search", "memory_context", "wiki_apply"} <= set(described)
+    too_long = {
+        name: len(text) for name, text in described.items() if len(text) > DESCRIPTION_LIMIT
+    }
+    assert too_long == {}
+
+
 def test_it_hands_out_copies_of_the_schemas():
     first = tools.list_tools()
     first[0]["parameters"]["properties"].clear()

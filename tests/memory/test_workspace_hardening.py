@@ -317,3 +317,64 @@ def test_stale_temp_files_of_killed_writes_are_removed_at_start_up(workspace):
     assert ws.remove_stale_temp_files() == ["memory/.2026-11-30.md.0123456789abcdef.tmp"]
     assert not stale.exists()
     assert fresh.exists() and kept.exists()
+
+
+# --- the machinery: the change log and derived state (SPEC §1) ----------------------------
+
+
+def test_a_symlinked_change_log_segment_is_never_written_through(workspace, tmp_path):
+    ws.write("memory/a.md", "- one\n")
+    segment = next((workspace / ws.CHANGES_DIR).glob("*.log"))
+    outside = tmp_path / "outside.txt"
+    outside.write_text("kept\n")
+    segment.unlink()
+    os.symlink(outside, segment)
+    ws.write("memory/b.md", "- two\n")  # the write stands; the log refuses the link
+    assert (workspace / "memory/b.md").read_text() == "- two\n"
+    assert outside.read_text() == "kept\n"
+    assert ws.changes_since((1, 0)) == ([], (1, 0))
+
+
+def test_a_symlinked_change_log_folder_is_refused(workspace, tmp_path):
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    os.symlink(outside, workspace / ws.CHANGES_DIR)
+    ws.write("memory/a.md", "- one\n")
+    assert list(outside.iterdir()) == []
+    assert ws.changes_since((1, 0)) == ([], (1, 0))
+
+
+def test_a_fifo_in_the_change_log_or_as_a_note_is_never_waited_on(workspace):
+    ws.write("memory/a.md", "- one\n")
+    segment = next((workspace / ws.CHANGES_DIR).glob("*.log"))
+    segment.unlink()
+    os.mkfifo(segment)
+    os.mkfifo(workspace / "memory/pipe.md")
+    started = time.monotonic()
+    ws.write("memory/b.md", "- two\n")
+    assert ws.changes_since((1, 0)) == ([], (1, 0))
+    assert ws.read_keyed("memory/pipe.md") is None
+    with pytest.raises(PathRefused, match="not a regular file"):
+        ws.read("memory/pipe.md")
+    assert time.monotonic() - started < 5
+
+
+def test_the_change_log_reads_at_most_the_lines_asked_for(workspace):
+    for n in range(5):
+        ws.write(f"memory/{n}.md", "x\n")
+    paths, middle = ws.changes_since((1, 0), limit=2)
+    assert paths == ["memory/0.md", "memory/1.md"]
+    rest, end = ws.changes_since(middle)
+    assert rest == ["memory/2.md", "memory/3.md", "memory/4.md"]
+    assert end == ws.changes_position()
+
+
+def test_derived_state_and_the_change_log_are_this_users_only(workspace, umask_022):
+    ws.prepare()
+    ws.write("memory/a.md", "x\n")
+    ws.write_unsynced(f"{ws.STATE_DIR}/wiki/lists.txt", "x\n")
+    assert _mode(workspace / ws.STATE_DIR) == 0o700
+    assert _mode(workspace / ws.STATE_DIR / "wiki") == 0o700
+    assert _mode(workspace / ws.STATE_DIR / "wiki/lists.txt") == 0o600
+    assert _mode(workspace / ws.CHANGES_DIR) == 0o700
+    assert _mode(next((workspace / ws.CHANGES_DIR).glob("*.log"))) == 0o600

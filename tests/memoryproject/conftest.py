@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.mcp.conftest import ROOT, _free_port, env_for
+from tests.memory.mcp.conftest import ROOT, _free_port, env_for
 
 
 @dataclass

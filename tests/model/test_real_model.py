@@ -27,7 +27,7 @@ from memory.jobs.window import TEMPLATE_TOKENS, answer_room
 from memory.models import Run
 from memory.notes import NOTES_BUDGET
 from proposals.models import Proposal
-from tests.jobs.conftest import day, write_memory, write_note
+from tests.memory.jobs.conftest import day, write_memory, write_note
 from tests.model.conftest import ALIAS, FIGURES, MAX_ANSWER, MODEL_WINDOW, ModelServer, free_port
 from wiki.compile import PROMPTS_DIR as WIKI_PROMPTS
 

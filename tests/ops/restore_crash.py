@@ -29,7 +29,7 @@ import django  # noqa: E402
 django.setup()
 
 from memory import history, workspace  # noqa: E402
-from memory.agents import default_agent, ensure_agent_dirs  # noqa: E402
+from memory.agents import default_agent  # noqa: E402
 from memory.models import RestoreIntent  # noqa: E402
 
 PATH = "MEMORY.md"
@@ -42,7 +42,7 @@ def stop_here() -> None:
 
 
 def setup() -> None:
-    ensure_agent_dirs(default_agent())
+    default_agent()
     for n in range(1, 4):
         workspace.write(PATH, f"# MEMORY.md\n\n- version {n}\n" + "- a line\n" * n)
     print(

@@ -31,7 +31,7 @@ class Deployment:
     def __init__(self, base: Path, *, web_workers: int = 3, q_workers: int = 2, **env: str):
         self.base = base
         self.home = base / "home"
-        self.home.mkdir(parents=True)
+        self.home.mkdir(parents=True, exist_ok=True)  # a test may lay the notes first
         self.db_path = base / "db.sqlite3"
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"

@@ -8,7 +8,6 @@ from __future__ import annotations
 import pytest
 
 from memory import facts
-from memory.agents import ensure_agent_dirs
 from memory.errors import InvalidInput
 from memory.models import Agent
 from memory.writes import forget_fact_or_propose, save_fact_or_propose
@@ -22,7 +21,6 @@ def agents(db, workspace, settings, django_capture_on_commit_callbacks):
     made = {}
     for name in ("alpha", "beta"):
         made[name] = Agent.objects.create(id=name, name=name.title())
-        ensure_agent_dirs(made[name])
     return made
 
 

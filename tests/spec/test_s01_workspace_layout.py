@@ -6,9 +6,11 @@ nothing is written by reading (no GET of the API, the pages or the admin writes)
 
 from __future__ import annotations
 
+import datetime as dt
 import io
 import json
 import os
+import re
 import unicodedata
 
 import pytest
@@ -110,7 +112,7 @@ def test_search_returns_a_path_memory_get_reads(nfd_file, master_client):
 def test_either_spelling_reads_and_writes_the_one_file(
     nfd_file, master_client, owner_client, workspace, spelling
 ):
-    # Over MCP too: tests/mcp/test_server.py.
+    # Over MCP too: tests/memory/mcp/test_server.py.
     assert "Dune" in tool_text(master_client, "memory_get", path=f"memory/{spelling}")
     line = tool_text(master_client, "memory_get", path=f"memory/{spelling}#L3")
     assert line == "- Dune, đọc xong\n"
@@ -214,12 +216,13 @@ def test_a_wiki_page_in_an_nfd_file_is_found_and_edited_by_its_slug(
 
 
 # --- test_agent_dirs.py --------------------
-# SPEC §1/§12/§15: an agent's dir (MEMORY.md and memory/) is created when the agent is
-# created — whichever way the owner creates it (REST, or the Django admin, where "everything
-# the agent sees is editable").
+# SPEC §1/§12/§15: nothing the owner did not ask for appears in their workspace. An agent
+# made any way (REST, the Django admin) gets no folder, and start-up makes no MEMORY.md,
+# memory/ or users/owner/facts/ (an empty file or folder shows as untracked in the owner's
+# git): each is made by the first write that needs it, and every read copes with absence.
 
 
-def test_it_creates_the_agent_dir_when_the_admin_creates_an_agent(alice, master, workspace):
+def test_the_admin_makes_an_agent_and_no_folder(alice, master, workspace):
     client = Client()
     client.force_login(alice)
     response = client.post(
@@ -230,24 +233,59 @@ def test_it_creates_the_agent_dir_when_the_admin_creates_an_agent(alice, master,
     owner = APIClient()
     owner.force_authenticate(alice)
     assert owner.get("/api/agents/scribe").json()["name"] == "Scribe"
-    assert (workspace / "agents/scribe/memory").is_dir()
+    assert not (workspace / "agents").exists()
 
 
-def test_it_creates_the_agent_dir_over_rest(owner_client, master, workspace):
+def test_an_agent_made_over_rest_gets_its_folder_with_its_first_write(
+    owner_client, master, workspace
+):
     response = owner_client.post(
         "/api/agents", data={"id": "scout", "name": "Scout"}, format="json"
     )
     assert response.status_code == 201
-    assert (workspace / "agents/scout/memory").is_dir()
+    assert not (workspace / "agents").exists()
+    # Every read copes with the absence: empty, never an error, nothing created.
+    assert owner_client.get("/api/agents/scout/memory").json()["body"] == ""
+    assert owner_client.get("/api/agents/scout/memory/notes").json()["count"] == 0
+    assert owner_client.get("/api/agents/scout/memory/files").status_code == 200
+    assert owner_client.get("/api/agents/scout/memory/context?conversation=c").json() == {
+        "system": "",
+        "pre_turn": "",
+    }
+    assert owner_client.get("/api/memory/search?q=anything&agent_id=scout").status_code == 200
+    assert owner_client.get("/api/agents/scout/memory/wiki").json()["count"] == 0
+    assert not (workspace / "agents").exists()
     note = owner_client.put(
         "/api/agents/scout/memory/notes/2026-01-01", data={"body": "n\n"}, format="json"
     )
     assert note.status_code == 201
     assert (workspace / "agents/scout/memory/2026-01-01.md").read_text(encoding="utf-8") == "n\n"
+    assert not (workspace / "agents/scout/MEMORY.md").exists()
+
+
+def test_start_up_makes_nothing_of_the_owners_in_the_workspace(workspace, master, owner_today):
+    build(workspace, "vi", today=owner_today)
+    before = {p for p in everything(workspace) if not p.startswith(".memory-")}
+    call_command("memory_init", stdout=io.StringIO())
+    after = {p for p in everything(workspace) if not p.startswith(".memory-")}
+    assert after == before  # no MEMORY.md beside memory.md, no users/, no agent folders
+    for machinery in (".memory-locks", ".memory-state"):
+        assert (workspace / machinery / ".gitignore").read_text() == "*\n"
+
+
+def test_the_first_fact_makes_the_facts_folder(owner_client, master, workspace):
+    assert owner_client.get("/api/memory/user").json()["facts"] == []
+    assert not (workspace / "users").exists()
+    owner_client.put(
+        "/api/memory/user/facts/tea",
+        data={"description": "likes green tea", "type": "preference", "body": "b"},
+        format="json",
+    )
+    assert (workspace / "users/owner/facts/tea.md").is_file()
 
 
 # --- test_doctor.py --------------------
-# `python manage.py memory_doctor` (docs/decisions.md, "OpenClaw workspaces"): on a
+# `python manage.py memory_doctor` (docs/decisions.md, "OpenClaw and clients"): on a
 # workspace of each OpenClaw shape it says the layout, the prompt files and their sizes
 # against the caps, what it ignores and why, and what start-up would create — and changes
 # nothing, not even a lock file.
@@ -288,8 +326,12 @@ def test_it_reports_each_shape_and_changes_nothing(workspace, master, shape, own
     assert "memory/scan-latin1.md                    not UTF-8 from byte 3" in text
     assert "memory/photo.jpg                         not Markdown (.md)" in text
     agent_dir = built.agents[0]
-    assert f"Agent folder {agent_dir}/: no agent yet" in text
-    assert "users/owner/facts/ (an empty folder for the shared facts)" in text
+    assert f"Agent folder {agent_dir}/ holds memory files but no agent yet" in text
+    creates = text.split("would create:\n")[1].split("\n\n")[0].split("\n")
+    assert creates == [
+        "  .memory-locks/ (lock files, ignored by git)",
+        "  .memory-state/ (derived state, ignored by git)",
+    ]  # memory files and folders come with their first write
     assert "Nothing was changed." in text
     if shape == "vi":
         assert "memory.md stands for MEMORY.md" in text
@@ -298,7 +340,7 @@ def test_it_reports_each_shape_and_changes_nothing(workspace, master, shape, own
         assert "odd names, read as notes of their day: 2026-01-05_1030.md" in text
         assert "not read as a note: 2026-02-30 is not a real date" in text
         assert "OpenClaw memory-wiki page(s)" in text
-        assert "Wiki vault: 4 page(s) (concepts 1, entities 1, sources 2)" in text
+        assert "Wiki vault: 6 page(s) (concepts 2, entities 1, sources 3)" in text
 
 
 def test_it_shows_the_context_before_and_after_the_caps(workspace, master, owner_today):
@@ -309,8 +351,73 @@ def test_it_shows_the_context_before_and_after_the_caps(workspace, master, owner
     assert agent["pre_turn_before"] > 3_600_000
     assert agent["pre_turn_after"] <= 30_000
     today_row = [row for row in agent["prompt"] if row["label"] == f"memory/{owner_today}.md"]
-    assert today_row[0]["chars"] > 3_600_000
-    assert "over the cap 20,000: cut with …" in doctor()
+    assert today_row[0]["chars"] > 3_600_000 and today_row[0]["in_block"]
+    row = rf"memory/{owner_today}\.md +3,[67]\d\d,\d\d\d chars \(in the block, cut to 19,\d\d\d"
+    assert re.search(row, doctor())
+
+
+def test_it_shows_what_the_pre_turn_block_holds_for_each_agent(workspace, master, owner_today):
+    """SPEC §4.2: every note of today and yesterday, session and slugged ones too, newest
+    first, each whole, cut or only named within the caps."""
+    built = build(workspace, "zh", today=owner_today)
+    yesterday = owner_today - dt.timedelta(days=1)
+    (workspace / f"memory/{yesterday}-evening.md").write_text("- 21:00 晚上散步\n")
+    big_note(workspace, owner_today, 40_000)
+    text = doctor()
+    block = text.split("Pre-turn block")[1].split("  Context before")[0].split("\n")[1:-1]
+    assert [line.split()[0] for line in block] == [
+        f"memory/{owner_today}.md",
+        f"memory/{yesterday}.md",
+        f"memory/{yesterday}-evening.md",
+        f"memory/{yesterday}-1530.md",
+        f"memory/{yesterday}-0900.md",
+    ]
+    assert "(in the block, cut to" in block[0]
+    assert block[-1].endswith("(in the block, whole)") or "not shown" in block[-1]
+    assert f"Agent folder {built.agents[0]}/ holds memory files" in text
+
+
+def test_it_offers_agents_only_for_folders_holding_memory_files(workspace, master):
+    """A workspace that keeps code under agents/ is not offered an agent per folder."""
+    for n in range(40):
+        (workspace / f"agents/tool-{n}/src").mkdir(parents=True)
+        (workspace / f"agents/tool-{n}/src/main.py").write_text("print(1)\n")
+    (workspace / "agents/tool-0/README.md").write_text("# not memory\n")
+    (workspace / "agents/scribe/memory").mkdir(parents=True)
+    (workspace / "agents/scribe/memory/2026-01-01.md").write_text("- a note\n")
+    (workspace / "agents/Bad Name").mkdir()
+    (workspace / "agents/Bad Name/MEMORY.md").write_text("- x\n")
+    text = doctor()
+    offered = [line for line in text.split("\n") if line.startswith("Agent folder")]
+    assert offered == [
+        "Agent folder agents/scribe/ holds memory files but no agent yet — create the agent "
+        "'scribe' (POST /api/agents or the admin) to use it"
+    ]
+    assert "agents/: 40 folder(s) without memory files" in text
+    assert "agents/Bad Name" in text.split("Ignored, and why:")[1]
+
+
+def test_it_writes_nothing_not_even_the_database_file(workspace, tmp_path, owner_today):
+    """The doctor on a fresh machine: no database yet, and it stays so."""
+    import subprocess
+    import sys
+
+    from django.conf import settings as django_settings
+
+    build(workspace, "en", today=owner_today)
+    before = everything(workspace)
+    database = tmp_path / "never.sqlite3"
+    env = {**os.environ, "MY_AGENT_HOME": str(workspace), "DATABASE_URL": f"sqlite:///{database}"}
+    done = subprocess.run(
+        [sys.executable, "manage.py", "memory_doctor"],
+        cwd=django_settings.BASE_DIR, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "Database: none yet (the first make run creates it)" in done.stdout
+    assert "Agent master (the home itself)" in done.stdout
+    assert done.stdout.endswith("Nothing was changed.\n")
+    assert not database.exists() and list(tmp_path.glob("never.sqlite3*")) == []
+    assert everything(workspace) == before
 
 
 def test_it_reports_extra_paths_and_a_bad_user_file_setting(
@@ -353,7 +460,7 @@ def test_after_start_up_the_apps_own_folders_are_not_reported_as_ignored(
 # GETs never write (a house rule; SPEC §1: nothing the owner keeps is rewritten by
 # reading): every GET of the API, the management pages and the admin leaves the workspace
 # exactly as it was — the same paths, bytes, modes and modification times, and no lock
-# file or folder created (MCP reads: tests/mcp/test_server.py). The workspace is the one
+# file or folder created (MCP reads: tests/memory/mcp/test_server.py). The workspace is the one
 # of tests/hand_written.py, which the app never initialised.
 
 
@@ -450,7 +557,7 @@ def test_the_wiki_report_is_computed_without_writing(hand_written, owner_client)
     assert report["pages"] == 2
     assert {issue["kind"] for issue in report["issues"]} >= {"dangling", "stale"}
     assert report["open_questions"] == [
-        {"slug": "minh", "title": "Minh", "question": "Who is Minh?"}
+        {"slug": "minh", "key": "entities/minh", "title": "Minh", "question": "Who is Minh?"}
     ]
     # Nothing was created: neither the reports nor machine blocks in the pages.
     assert not (hand_written / "memory/wiki/reports").exists()
@@ -480,13 +587,14 @@ def test_it_treats_missing_files_as_absent_not_errors(owner_client, master, work
     )
 
 
-def test_it_creates_an_agent_dir_with_memory_md_and_memory_when_an_agent_is_created(
-    owner_client, master, workspace
-):
+def test_an_agents_memory_md_is_made_by_its_first_write(owner_client, master, workspace):
     response = owner_client.post(
         "/api/agents", data={"id": "scout", "name": "Scout"}, format="json"
     )
     assert response.status_code == 201
-    assert (workspace / "agents/scout/memory").is_dir()
-    # SPEC §1: "holds MEMORY.md and memory/; both are created when the agent is created".
-    assert (workspace / "agents/scout/MEMORY.md").is_file()
+    # SPEC §1: nothing is made before a write needs it — no empty MEMORY.md, no folder.
+    assert not (workspace / "agents/scout").exists()
+    saved = owner_client.put("/api/agents/scout/memory", {"body": "- first\n"}, format="json")
+    assert saved.status_code == 200, saved.content
+    assert (workspace / "agents/scout/MEMORY.md").read_text() == "- first\n"
+    assert not (workspace / "agents/scout/memory").exists()

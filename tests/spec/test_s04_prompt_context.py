@@ -116,7 +116,7 @@ def test_it_follows_the_cursor_sequence_across_two_conversations(
 
     first = _context(owner_client, "conv-a")["pre_turn"]
     assert "yesterday line" in first and "first today" in first
-    assert first.index("yesterday line") < first.index("first today")
+    assert first.index("first today") < first.index("yesterday line")  # newest first
     assert f"# {today}" in first  # whole, heading included
 
     assert _context(owner_client, "conv-a")["pre_turn"] == ""  # nothing new
@@ -137,14 +137,49 @@ def test_it_follows_the_cursor_sequence_across_two_conversations(
     assert _context(owner_client, "conv-a")["pre_turn"] == ""
 
 
-def test_it_never_puts_suffixed_or_older_notes_in_the_block(
+def test_it_reads_every_note_of_today_and_yesterday_newest_first(
     owner_client, master, workspace, settings
 ):
+    """What OpenClaw would load: session and slugged notes too, as OpenClaw writes them."""
     today = _today(settings)
-    write_by_hand(workspace / f"memory/{today}-1030.md", "suffixed today\n")
+    yesterday = today - dt.timedelta(days=1)
+    write_by_hand(workspace / f"memory/{yesterday}-0821.md", "yesterday's session\n")
+    write_by_hand(workspace / f"memory/{yesterday}-evening.md", "yesterday evening\n")
+    write_by_hand(workspace / f"memory/{yesterday}.md", "yesterday plain\n")
+    write_by_hand(workspace / f"memory/{today}-0930.md", "today's session\n")
+    write_by_hand(workspace / f"memory/{today}.md", "today plain\n")
     write_by_hand(workspace / f"memory/{today - dt.timedelta(days=2)}.md", "two days ago\n")
     write_by_hand(workspace / "memory/facebook-books.md", "hand kept\n")
-    assert _context(owner_client, "c1")["pre_turn"] == ""
+    block = _context(owner_client, "c1")["pre_turn"]
+    titles = [line[3:] for line in block.split("\n") if line.startswith("## ")]
+    assert titles == [
+        f"memory/{today}.md",
+        f"memory/{today}-0930.md",
+        f"memory/{yesterday}.md",
+        f"memory/{yesterday}-evening.md",
+        f"memory/{yesterday}-0821.md",
+    ]
+    assert "two days ago" not in block and "hand kept" not in block
+    # The morning after: yesterday's session notes are there although today has none.
+    write_by_hand(workspace / f"memory/{yesterday}-2210.md", "late session\n")
+    later = _context(owner_client, "c1")["pre_turn"]
+    assert later == f"## memory/{yesterday}-2210.md\n```markdown\nlate session\n```"
+
+
+def test_a_runtime_that_injects_user_and_memory_md_gets_neither(
+    owner_client, master, workspace, settings
+):
+    write_by_hand(workspace / "users/owner/USER.md", "I am Lan.\n")
+    write_by_hand(workspace / "MEMORY.md", "Durable truth.\n")
+    _save(owner_client, "a note")
+    response = owner_client.get(
+        "/api/agents/master/memory/context", {"conversation": "oc", "runtime": "openclaw"}
+    )
+    assert response.status_code == 200, response.content
+    assert response.json()["system"] == ""  # OpenClaw puts both in the prompt itself
+    assert "a note" in response.json()["pre_turn"]
+    bad = owner_client.get("/api/agents/master/memory/context", {"runtime": "hermes"})
+    assert bad.status_code == 422
 
 
 def test_it_keeps_daily_notes_out_of_the_system_prompt(owner_client, master, workspace, settings):

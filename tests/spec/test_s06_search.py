@@ -337,6 +337,31 @@ def test_each_result_carries_scope_agent_path_lines_text_score_date_and_weight(
     ]
 
 
+def test_the_count_and_every_page_agree_with_the_whole_list(owner_client, memories, workspace):
+    whole = results(owner_client.get(URL, {"q": "melon", "limit": 20}))
+    assert owner_client.get(URL, {"q": "melon", "limit": 20}).json()["count"] == len(whole) == 8
+    for agent_id, expected in ((None, 8), ("master", 5), ("helper", 5)):
+        query = {"q": "melon", "limit": 3} | ({"agent_id": agent_id} if agent_id else {})
+        pages, offset = [], 0
+        while True:
+            body = owner_client.get(URL, {**query, "offset": offset}).json()
+            assert (body["count"], body["count_capped"]) == (expected, False)
+            if not body["results"]:
+                break
+            pages += [(item["scope"], item["text"], item["line"]) for item in body["results"]]
+            offset += 3
+        assert len(pages) == expected
+        if agent_id is None:
+            assert pages == whole
+    # No entry holds both words: the entries holding either are ranked, and counted.
+    written = owner_client.put(
+        "/api/agents/helper/memory/notes/2026-01-05", {"body": "- kiwi k1\n"}, format="json"
+    )
+    assert written.status_code == 201, written.content
+    body = owner_client.get(URL, {"q": "melon kiwi", "limit": 20}).json()
+    assert body["count"] == len(body["results"]) == 9
+
+
 def test_explain_says_how_each_word_counted(owner_client, memories, workspace):
     put(workspace, "memory/2026-01-04.md", "# Quả\n\n- melon seeds, dưa lưới\n", mtime=OLD)
 

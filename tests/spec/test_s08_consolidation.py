@@ -32,7 +32,8 @@ def test_a_consolidation_names_the_note_it_could_not_read_and_goes_on(
     latin1, workspace, master, owner_client, fake_llm, runs_inline
 ):
     (workspace / "MEMORY.md").write_text("- likes coffee\n")
-    (workspace / "memory/2026-01-01.md").write_text("# 2026-01-01\n\n- 08:00 readable\n")
+    # Today's session note: the first consolidation reads the days since MEMORY.md changed.
+    (workspace / f"memory/{latin1}-0900.md").write_text(f"# {latin1}\n\n- 08:00 readable\n")
     fake_llm.script({"memory": "- likes coffee\n- readable\n", "reasons": []}, {"proposals": []})
     run = consolidate(owner_client, "master")
     assert run["status"] == "succeeded", run["summary"]
@@ -67,3 +68,50 @@ def test_it_answers_202_with_a_run_and_409_while_one_runs(owner_client, helper_a
     if run["status"] == "running":
         assert owner_client.post("/api/agents/helper/memory/consolidate").status_code == 409
         assert owner_client.post("/api/agents/helper/memory/wiki/compile").status_code == 409
+
+
+def test_the_first_consolidation_reads_the_notes_since_memory_md_last_changed(
+    workspace, master, owner_client, fake_llm, runs_inline, owner_today
+):
+    """An existing workspace: months of notes, and a MEMORY.md written long after them.
+    The first consolidation reads what happened since MEMORY.md last changed, not the
+    oldest notes; no later one reaches back before what the first read."""
+    import datetime as dt
+    import time
+
+    def note(days_ago: int, text: str) -> str:
+        day = (owner_today - dt.timedelta(days=days_ago)).isoformat()
+        (workspace / "memory" / f"{day}.md").write_text(f"# {day}\n\n- 09:00 {text}\n")
+        return day
+
+    (workspace / "memory").mkdir()
+    old = [note(days_ago, f"old news {days_ago}") for days_ago in (40, 39, 38)]
+    (workspace / "MEMORY.md").write_text("- written after the old notes\n")
+    changed = time.time() - 5 * 86400
+    os.utime(workspace / "MEMORY.md", (changed, changed))
+    recent = note(3, "recent news")
+    fake_llm.script({"memory": "- one\n", "reasons": []}, {"proposals": []}, {"pages": []})
+    first = consolidate(owner_client, "master")
+    assert first["status"] == "succeeded", first["summary"]
+    prompt = fake_llm.prompts()[0]
+    assert f"memory/{recent}.md" in prompt and "recent news" in prompt
+    assert not any(day in prompt for day in old) and "old news" not in prompt
+    # A later run: a new note is read; the old ones never turn up as new.
+    today = note(0, "today's news")
+    fake_llm.script({"memory": "- two\n", "reasons": []}, {"proposals": []}, {"pages": []})
+    second = consolidate(owner_client, "master")
+    assert second["status"] == "succeeded", second["summary"]
+    later = [p for p in fake_llm.prompts() if "today's news" in p]
+    assert later and f"memory/{today}.md" in later[0] and "old news" not in later[0]
+
+
+def test_a_first_consolidation_with_no_note_since_memory_md_changed_is_skipped(
+    workspace, master, owner_client, fake_llm, runs_inline
+):
+    (workspace / "memory").mkdir()
+    (workspace / "memory/2026-03-10.md").write_text("# 2026-03-10\n\n- 09:00 March\n")
+    (workspace / "MEMORY.md").write_text("- written after March\n")
+    run = consolidate(owner_client, "master")
+    assert run["status"] == "skipped"
+    assert run["summary"].startswith("no daily notes to read since ")
+    assert fake_llm.prompts() == []

@@ -344,7 +344,9 @@ def test_it_creates_a_page_with_put_and_reads_it_back(owner_client, master, work
     }  # fmt: skip
     assert page["title"] == "Hạn Eco"
     assert page["body"] == "See [[Bob]]."
-    assert page["links_out"] == [{"slug": "bob", "title": "Bob", "exists": False}]
+    assert page["links_out"] == [
+        {"slug": "bob", "key": "", "folder": "", "title": "Bob", "exists": False}
+    ]
     assert (workspace / "memory/wiki/entities/han-eco.md").exists()
 
 
@@ -412,7 +414,13 @@ def test_put_and_delete_over_http_rebuild_the_backlinks(owner_client, master, wo
     assert answer.status_code == 201
     assert "Linked from:\n- [[alice|Alice]]\n" in _read(workspace, bob)
     assert owner_client.get(f"{BASE}/pages/bob").json()["links_in"] == [
-        {"slug": "alice", "title": "Alice", "exists": True}
+        {
+            "slug": "alice",
+            "key": "entities/alice",
+            "folder": "entities",
+            "title": "Alice",
+            "exists": True,
+        }
     ]
 
     assert put(owner_client, "alice", {"body": "Knows nobody."}).status_code == 200
@@ -475,8 +483,16 @@ def test_the_report_is_data_and_the_report_files_come_from_edits(owner_client, m
     assert "- Who pays?" in _read(workspace, "memory/wiki/reports/open-questions.md")
     (workspace / "memory/wiki/reports/open-questions.md").unlink()
     report = owner_client.get(f"{BASE}/report").json()
-    assert report["counts"] == {"unsourced": 0, "dangling": 1, "review": 1, "stale": 0}
-    assert report["open_questions"] == [{"slug": "eco", "title": "Eco", "question": "Who pays?"}]
+    assert report["counts"] == {
+        "unsourced": 0,
+        "dangling": 1,
+        "ambiguous": 0,
+        "review": 1,
+        "stale": 0,
+    }
+    assert report["open_questions"] == [
+        {"slug": "eco", "key": "entities/eco", "title": "Eco", "question": "Who pays?"}
+    ]
     # A GET never writes: the next edit or compile puts the file back.
     assert _read(workspace, "memory/wiki/reports/open-questions.md") is None
 
@@ -652,6 +668,66 @@ def test_it_refuses_a_wiki_title_without_letters_or_digits_over_rest(
     assert response.status_code == 422
     wiki = workspace / "memory/wiki"
     assert not wiki.exists() or not [p for p in wiki.rglob("*.md") if "reports" not in p.parts]
+
+
+# --- a page is its path (SPEC §10.1) ----------------------------------------------------
+
+
+@pytest.fixture
+def same_named(workspace, master):
+    """The English OpenClaw workspace: a source and the concept drawn from it share a file
+    name (tests/openclaw_workspace.py, SAME_NAMED)."""
+    from tests.openclaw_workspace import SAME_NAMED, build
+
+    build(workspace, "en", today=dt.date.today())
+    return SAME_NAMED
+
+
+def test_same_named_pages_are_distinct_everywhere(owner_client, master, same_named):
+    concept, source = same_named
+    toc = owner_client.get(f"{BASE}?limit=500").json()["results"]
+    assert {entry["key"] for entry in toc} >= {concept, source}
+    got = owner_client.get(f"{BASE}/pages/{source}").json()
+    assert (got["key"], got["kind"], got["title"]) == (source, "source", "Alpha renewal call")
+    ambiguous = owner_client.get(f"{BASE}/pages/0010-alpha-renewal")
+    assert ambiguous.status_code == 422
+    assert concept in ambiguous.json()["detail"] and source in ambiguous.json()["detail"]
+    # [[sources/0010-alpha-renewal]] in the concept's body opens the source.
+    links = owner_client.get(f"{BASE}/pages/{concept}").json()["links_out"]
+    assert [(link["key"], link["exists"]) for link in links] == [(source, True)]
+    # The tools: by folder and name, by title, and search naming each by its key.
+    text = call_tool(owner_client, "wiki_get", title=source).json()["result"]
+    assert text.startswith(f"[memory/wiki/{source}.md]") and "renewal at the same price" in text
+    text = call_tool(owner_client, "wiki_get", title="Alpha renewal").json()["result"]
+    assert text.startswith(f"[memory/wiki/{concept}.md]")
+    refused = call_tool(owner_client, "wiki_get", title="0010 alpha renewal")
+    assert refused.status_code == 422 and "Several wiki pages" in refused.json()["detail"]
+    found = call_tool(owner_client, "wiki_search", query="alpha renewal").json()["result"]
+    assert f"[{concept}] " in found and f"[{source}] " in found
+    # Lint names the bare link that matches both.
+    report = owner_client.get(f"{BASE}/report").json()
+    (issue,) = [issue for issue in report["issues"] if issue["kind"] == "ambiguous"]
+    assert issue["key"] == concept and "[[0010-alpha-renewal]] matches" in issue["detail"]
+    assert report["counts"]["ambiguous"] == 1
+
+
+def test_a_put_to_an_openclaw_page_changes_only_what_it_sends(
+    owner_client, master, workspace, same_named
+):
+    concept, _ = same_named
+    path = workspace / f"memory/wiki/{concept}.md"
+    before = path.read_text()
+    answer = owner_client.put(f"{BASE}/pages/{concept}", {"questions": ["Who signs?"]})
+    assert answer.status_code == 200, answer.content
+    after = path.read_text()
+    lines_before, lines_after = before.split("\n"), after.split("\n")
+    added = [line for line in lines_after if line not in lines_before]
+    # updatedAt in its place, the new key after the others; nothing else.
+    assert added[0].startswith("updatedAt: ") and added[1:] == ["questions:", "- Who signs?"]
+    assert [line for line in lines_before if line not in lines_after] == [
+        "updatedAt: 2026-03-22T09:00:00.000Z"
+    ]
+    assert "status: ok" not in after and "kind:" not in after and "sources:" not in after
 
 
 def test_a_jobs_wiki_write_waits_for_the_owner_and_approving_writes_it(

@@ -38,7 +38,9 @@ def test_an_agent_token_lists_only_its_own_agent(helper_client, master):
     assert [a["id"] for a in helper_client.get("/api/agents").json()["results"]] == ["helper"]
 
 
-def test_the_owner_creates_an_agent_with_its_directories(owner_client, master, workspace):
+def test_the_owner_creates_an_agent_and_no_folder_before_its_first_write(
+    owner_client, master, workspace
+):
     response = owner_client.post(
         "/api/agents",
         {"id": "health", "name": "Sức khoẻ", "autonomous": True, "memory_consolidate": "0 3 * * *"},
@@ -52,7 +54,7 @@ def test_the_owner_creates_an_agent_with_its_directories(owner_client, master, w
         "autonomous": True,
         "memory_consolidate": "0 3 * * *",
     }
-    assert (workspace / "agents/health/memory").is_dir()
+    assert not (workspace / "agents/health").exists()  # SPEC §1: made by its first write
     health = agent(owner_client, "health")
     assert (health["name"], health["is_default"], health["autonomous"]) == ("Sức khoẻ", False, True)
 

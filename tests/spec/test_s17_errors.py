@@ -483,7 +483,7 @@ def test_a_lone_surrogate_through_a_tool_is_422_on_every_path(workspace, master,
     )
     assert rest.status_code == 422, rest.content
     assert "lone surrogate" in rest.json()["detail"]
-    # The same over MCP (tests/mcp/test_server.py) and a tool loop's run_tool
+    # The same over MCP (tests/memory/mcp/test_server.py) and a tool loop's run_tool
     # (tests/memory/test_tools.py).
     saved = owner_client.generic(
         "POST",

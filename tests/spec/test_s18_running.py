@@ -82,7 +82,7 @@ def test_it_reads_postgresql_from_database_url():
 
 
 def test_the_sqlite_database_is_0600(tmp_path):
-    # The secret key's file and private_file(): tests/test_settings_helpers.py.
+    # The secret key's file and private_file(): tests/memoryproject/test_settings_helpers.py.
     # A fresh start as `make run` does it: migrate, then memory_init.
     db = tmp_path / "db" / "memory.sqlite3"
     db.parent.mkdir()

@@ -37,25 +37,32 @@ def test_random_edits_leave_every_block_as_a_full_rebuild_would(master, monkeypa
     titles = [f"Page {index}" for index in range(12)]
 
     def body() -> str:
-        return " ".join(f"[[{rng.choice(titles + ['Ghost'])}]]" for _ in range(rng.randrange(4)))
+        # Bare links, and links naming a folder (`[[sources/page-3]]`, as OpenClaw writes).
+        targets = titles + ["Ghost"] + [f"{f}/page-{n}" for f in vault.FOLDERS for n in (1, 3)]
+        return " ".join(f"[[{rng.choice(targets)}]]" for _ in range(rng.randrange(4)))
 
+    shared = 0
     for step in range(200):
         action = rng.random()
         title = rng.choice(titles)
         slug = vault.page_slug(title)
-        existing = pages.find_page(master, slug)
+        keys = vault.load(master).holders(slug)
+        existing = pages.find_page(master, rng.choice(keys)) if keys else None
         if action < 0.55 or existing is None:
             pages.save_page(
-                master, title=title, kind=rng.choice(vault.KINDS), sources=["conv:1"], body=body()
-            )
+                master, title=title, kind=rng.choice(vault.KINDS), sources=["conv:1"], body=body(),
+                slug=existing.key if existing is not None else None,
+            )  # fmt: skip
         elif action < 0.7:
-            pages.delete_page(master, slug)
+            pages.delete_page(master, existing.key)
         elif action < 0.75:
-            # Moved by hand to another folder (a new file, the old one deleted).
+            # Moved by hand to another folder (a new file, the old one deleted) — or, one
+            # time in two, copied there: two pages of one name in two folders (SPEC §10.1).
             folder = rng.choice([f for f in vault.FOLDERS if f != existing.folder])
             moved = existing.path.replace(f"/{existing.folder}/", f"/{folder}/")
             workspace.write(moved, workspace.read(existing.path))
-            workspace.delete(existing.path)
+            if rng.random() < 0.5:
+                workspace.delete(existing.path)
             pages.refresh(master)
         elif action < 0.85:
             # A hand edit on disk between passes (another process, an editor).
@@ -69,6 +76,8 @@ def test_random_edits_leave_every_block_as_a_full_rebuild_would(master, monkeypa
             workspace.write(existing.path, retitled)
             pages.refresh(master)
         assert full_rebuild_changes(master) == {}, f"step {step}"
+        shared += any(len(keys) > 1 for keys in vault.load(master).named.values())
+    assert shared  # the walk did go through pages of one name in two folders
 
 
 @pytest.mark.django_db(transaction=True)  # the threads record file versions
@@ -119,13 +128,16 @@ def test_random_edits_keep_lint_and_reports_equal_to_a_full_pass(master, monkeyp
     rng = random.Random(11)
     titles = [f"Topic {index}" for index in range(10)]
     old = (clock.today() - dt.timedelta(days=200)).isoformat()
+    shared = 0
     for step in range(120):
         title = rng.choice(titles)
         slug = vault.page_slug(title)
-        existing = pages.find_page(master, slug)
+        keys = vault.load(master).holders(slug)
+        existing = pages.find_page(master, rng.choice(keys)) if keys else None
         action = rng.random()
         if action < 0.6 or existing is None:
-            links = " ".join(f"[[{rng.choice(titles + ['Nowhere', '???'])}]]" for _ in range(3))
+            targets = titles + ["Nowhere", "???", "sources/topic-1", "entities/topic-2"]
+            links = " ".join(f"[[{rng.choice(targets)}]]" for _ in range(3))
             pages.save_page(
                 master,
                 title=title,
@@ -134,9 +146,16 @@ def test_random_edits_keep_lint_and_reports_equal_to_a_full_pass(master, monkeyp
                 body=links,
                 questions=rng.choice([[], [f"Why {step}?"]]),
                 status=rng.choice(["ok", "ok", "review"]),
+                slug=existing.key if existing is not None else None,
             )
-        elif action < 0.75:
-            pages.delete_page(master, slug)
+        elif action < 0.7:
+            pages.delete_page(master, existing.key)
+        elif action < 0.78:
+            # Copied by hand into another folder: two pages of one name (lint: ambiguous).
+            folder = rng.choice([f for f in vault.FOLDERS if f != existing.folder])
+            copy = existing.path.replace(f"/{existing.folder}/", f"/{folder}/")
+            workspace.write(copy, workspace.read(existing.path))
+            pages.refresh(master)
         else:
             # By hand: made stale, unsourced or retitled; taken in by the next refresh.
             text = workspace.read(existing.path)
@@ -150,6 +169,8 @@ def test_random_edits_keep_lint_and_reports_equal_to_a_full_pass(master, monkeyp
         assert lint.lint(current, today=clock.today()) == issues, f"step {step}"
         questions_path, stale_path = lint.report_paths(current)
         assert (workspace.read(questions_path), workspace.read(stale_path)) == reports
+        shared += any(issue.kind == "ambiguous" for issue in issues)
+    assert shared  # lint did report bare links that match two pages
 
 
 # --- freshness: app writes at once everywhere, hand edits within the bound ----------------

@@ -72,10 +72,21 @@ def test_lint_reports_each_kind_of_issue_in_one_pass(master):
         "[[Nobody Wrote This]] → nobody-wrote-this: no such page",
         "[[???]] names no page",
     ]
-    assert report["counts"] == {"unsourced": 2, "dangling": 2, "review": 2, "stale": 4}
+    assert report["counts"] == {
+        "unsourced": 2,
+        "dangling": 2,
+        "ambiguous": 0,
+        "review": 2,
+        "stale": 4,
+    }
     assert report["pages"] == 8
     assert report["open_questions"] == [
-        {"slug": "review-me", "title": "Review me", "question": "Is it true?"}
+        {
+            "slug": "review-me",
+            "key": "syntheses/review-me",
+            "title": "Review me",
+            "question": "Is it true?",
+        }
     ]
 
 

@@ -144,7 +144,7 @@ def test_a_hand_pasted_block_in_the_middle_is_never_the_machine_block(master):
     page = pages.get_page(master, "alice")
     assert "My text after it." in page.body
     assert page.body.count(MACHINE_BLOCK_START) == 1  # the forged one is body text
-    assert page.links_out == [{"slug": "x", "title": "x", "exists": False}]
+    assert page.links_out == [{"slug": "x", "key": "", "folder": "", "title": "x", "exists": False}]
 
 
 def test_backlinks_follow_an_edit_and_a_delete(master):
@@ -153,7 +153,13 @@ def test_backlinks_follow_an_edit_and_a_delete(master):
     bob = page_file(master, "entities", "bob")
     assert "Linked from:\n- [[alice|Alice]]\n" in workspace.read(bob)
     assert pages.get_page(master, "bob").links_in == [
-        {"slug": "alice", "title": "Alice", "exists": True}
+        {
+            "slug": "alice",
+            "key": "entities/alice",
+            "folder": "entities",
+            "title": "Alice",
+            "exists": True,
+        }
     ]
 
     save(master, "Alice", "Works alone.")

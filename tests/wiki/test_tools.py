@@ -77,9 +77,12 @@ def test_wiki_apply_refuses_a_title_without_letters(master):
     assert result.startswith("Error: A title needs at least one letter or digit")
 
 
-def test_wiki_get_of_an_unknown_page_says_so(master):
-    assert call_tool(master, "wiki_get", {**ARGS, "title": "Nobody"}) == (
-        "No wiki page is titled 'Nobody' (page name 'nobody'). Try wiki_search."
+def test_wiki_get_of_an_unknown_page_is_an_error_like_memory_gets(master):
+    assert run_tool(master, "wiki_get", {**ARGS, "title": "Nobody"}) == (
+        "Error: No wiki page is titled 'Nobody' (page name 'nobody'). Try wiki_search."
+    )
+    assert run_tool(master, "memory_get", {**ARGS, "path": "memory/nobody.md"}).startswith(
+        "Error: No such memory file"
     )
 
 

@@ -10,8 +10,8 @@ from django.core.management.utils import get_random_secret_key
 from django.db import connection, transaction
 
 from memory import history, workspace
-from memory.agents import default_agent, ensure_all_dirs
-from memory.binding import require_own_workspace
+from memory.agents import agent_dir_problems, default_agent
+from memory.binding import configured_zone, require_own_workspace, time_zone
 from memory.errors import DomainError
 from memory.models import ApiToken
 
@@ -23,7 +23,8 @@ class Command(BaseCommand):
         "Make the server ready (run at start-up): the secret key kept in var/secret_key and "
         "the SQLite database readable by this OS user only (0600), then the workspace: the "
         "lock pool, stale temp files of "
-        "killed writes removed, the directories of every agent. Never fails on the "
+        "killed writes removed, every agent's directory checked (nothing of the owner's is "
+        "created: memory files and folders come with their first write). Never fails on the "
         "workspace's state: an agent dir that cannot be used (a symbolic link, a read-only "
         "disk) is reported with the reason. On the first run (no owner account yet) "
         "create the owner and print, once, how to sign in."
@@ -37,12 +38,24 @@ class Command(BaseCommand):
     def handle(self, *args, **options) -> None:
         keep_secrets_private()
         require_own_workspace()
+        self.say_time_zone()
         default_agent()
         self.prepare_workspace()
         created = create_first_owner()
         if created is not None:
             password, token_key = created
             self.stdout.write(first_run_text(options["port"], password, token_key))
+
+    def say_time_zone(self) -> None:
+        """Every process takes today from the zone the workspace records (SPEC §4.2): say
+        so when this process was started with another one."""
+        recorded, configured = time_zone(), configured_zone()
+        if recorded != configured:
+            self.stderr.write(
+                f"memory_init: this workspace's time zone is {recorded} (recorded at its first "
+                f"start); MEMORY_TIME_ZONE here is {configured}. Notes keep the recorded "
+                f"zone's days. To change it: manage.py memory_workspace --time-zone {configured}"
+            )
 
     def prepare_workspace(self) -> None:
         try:
@@ -61,10 +74,9 @@ class Command(BaseCommand):
                 f"memory_init: removed {len(removed)} temp file(s) left by killed writes: "
                 + ", ".join(removed[:10])
             )
-        for agent_id, problems in ensure_all_dirs().items():
-            who = f"agent {agent_id}" if agent_id else "the user scope"
+        for agent_id, problems in agent_dir_problems().items():
             for problem in problems:
-                self.stderr.write(f"memory_init: {who} cannot be used: {problem}")
+                self.stderr.write(f"memory_init: agent {agent_id} cannot be used: {problem}")
 
 
 def private_file(path: Path) -> None:

@@ -1,11 +1,12 @@
 """`memory_reindex`: rebuild this host's search index from the Markdown files alone and say
 what it holds, how big it is and how long it took (memory/search_index.py).
 
-Never needed for correctness — a missing or outdated index is built by the first query,
-app writes reach it through the change log, hand edits through the reconcile — but handy
-after restoring a backup by hand, to pay the build before the first query does, and to see
-the index's size. Safe while the app runs: the new index replaces the old one at once and
-running processes reopen it at their next query."""
+Never needed for correctness — a missing, outdated or broken index is built again in the
+background (search answers from the files meanwhile), app writes reach it through the change
+log, hand edits through the host's keeper — but handy after restoring a backup by hand and
+to see the index's size. Safe while the app runs: the new index is built beside the current
+one and every process moves to it at its next query (nothing is replaced under a process
+that has it open)."""
 
 from __future__ import annotations
 
@@ -25,13 +26,12 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, if_missing: bool = False, **options) -> None:
-        path = search_index.index_path()
-        if if_missing and search_index.usable(path):
-            self.stdout.write(f"search index up to date: {path}")
+        if if_missing and search_index.usable():
+            self.stdout.write(f"search index up to date: {search_index.index_path()}")
             return
-        report = search_index.build(path)
+        report = search_index.build()
         self.stdout.write(
-            f"search index rebuilt: {path}\n"
+            f"search index rebuilt: {search_index.index_path()}\n"
             f"  {report.files:,} files, {report.entries:,} entries, {report.tokens:,} words\n"
             f"  {report.bytes / 1e6:.1f} MB on disk, built in {report.seconds:.2f} s"
         )

@@ -14,11 +14,13 @@ import os
 from django.core.management.base import BaseCommand, CommandError
 
 from memory import clock, facts, notes, scripts, workspace
-from memory.agents import default_agent, ensure_agent_dirs, ensure_all_dirs
+from memory.agents import default_agent
 from memory.attribution import attributed
 from memory.binding import require_own_workspace
+from memory.jobs.nightly import consolidate_agent
 from memory.models import Agent
 from memory.writes import add_memory_lines_or_propose
+from wiki import pages as wiki_pages
 
 USER_MD = """\
 # Lan
@@ -173,8 +175,6 @@ def fill_demo() -> str:
     """Write the demo. Returns a short summary of what was written."""
     master = default_agent()
     helper, _ = Agent.objects.get_or_create(id="researcher", defaults={"name": "Researcher"})
-    ensure_all_dirs()
-    ensure_agent_dirs(helper)
     today = clock.today()
 
     with attributed(actor="owner", source="web", via="command"):
@@ -194,8 +194,6 @@ def fill_demo() -> str:
 
 
 def _agents_writes(master: Agent, helper: Agent, today: dt.date) -> None:
-    from wiki import pages as wiki_pages
-
     for fact in _facts(today):
         updated = fact.pop("updated", None)
         if updated:
@@ -229,8 +227,6 @@ def _agents_writes(master: Agent, helper: Agent, today: dt.date) -> None:
 def _finish(master: Agent, proposal, today: dt.date) -> str:
     # A real run for Activity: MEMORY.md is newer than every note, so consolidation has
     # nothing to do and records itself as skipped — no model is called.
-    from memory.jobs.nightly import consolidate_agent
-
     run = consolidate_agent(master, trigger="demo")
 
     scripts.store(master, "schedule", "morning-bulletin", "last_sent", today.isoformat())

@@ -616,13 +616,8 @@ def save_page(
         body=body,
         slug=slug,
     )
-    if not partial:
-        _check_whole(fields)
-    name = f"{fields.folder}/{fields.slug}" if fields.folder else fields.slug
     with vault_lock(agent):
-        loaded = vault_module.load_state(agent, paths=_candidates(agent, name))
-        existing = named_record(loaded.vault, name, title=fields.title)
-        planned = _plan_page(fields, existing, partial=partial)
+        loaded, existing, planned = _planned(agent, fields, partial=partial)
         if existing is not None:
             path, key = existing.path, existing.key
         else:
@@ -632,6 +627,17 @@ def save_page(
         authored = {} if existing is not None and author == existing.author_text else {path: author}
         refreshed = _apply(agent, loaded, authored)
     return _page(refreshed.vault.pages[key], refreshed.vault, created=existing is None)
+
+
+def _planned(agent, fields: _Fields, *, partial: bool):
+    """The vault as loaded, the page the fields name (None: a new one) and its planned
+    author part — checked as every write is (InvalidInput, 422), writing nothing."""
+    if not partial:
+        _check_whole(fields)
+    name = f"{fields.folder}/{fields.slug}" if fields.folder else fields.slug
+    loaded = vault_module.load_state(agent, paths=_candidates(agent, name))
+    existing = named_record(loaded.vault, name, title=fields.title)
+    return loaded, existing, _plan_page(fields, existing, partial=partial)
 
 
 def _new_page_folder(folder: str | None, kind: str | None) -> str:
@@ -670,12 +676,7 @@ def plan_page(
         body=body,
         slug=slug,
     )
-    if not partial:
-        _check_whole(fields)
-    name = f"{fields.folder}/{fields.slug}" if fields.folder else fields.slug
-    loaded = vault_module.load_state(agent, paths=_candidates(agent, name))
-    existing = named_record(loaded.vault, name, title=fields.title)
-    planned = _plan_page(fields, existing, partial=partial)
+    _, existing, planned = _planned(agent, fields, partial=partial)
     if existing is None:
         _new_page_folder(fields.folder, planned.kind)  # 422 when the folder is not the kind's
     return {

@@ -99,7 +99,7 @@ class Deployment:
         return None
 
     def web_master(self) -> int | None:
-        return self._child("uvicorn")
+        return self._child("memoryproject.web")
 
     def supervisor(self) -> int | None:
         return self._child("memory_worker")

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
+from django.utils import translation
 from rest_framework.test import APIClient
 
 from memory import clock
@@ -92,6 +93,16 @@ def _one_secret_key():
 
     os.environ["SECRET_KEY"] = django_settings.SECRET_KEY
     django_settings.SECRET_KEY_FILE = None  # what the settings say when SECRET_KEY is set
+
+
+@pytest.fixture(autouse=True)
+def _the_default_language():
+    """Each test starts in the default language: a test (or a task it runs inline) that
+    activated another for the owner would otherwise leave it to the next test of this
+    process."""
+    translation.deactivate()
+    yield
+    translation.deactivate()
 
 
 @pytest.fixture(autouse=True)

@@ -387,7 +387,8 @@ class Index:
         return known
 
     def signature_ok(self) -> bool:
-        """Whether it was built for these rules (SCHEMA_VERSION, the block sizes, this root).
+        """Whether it was built for these rules (SCHEMA_VERSION, the block sizes, this root,
+        the file MEMORY_USER_FILE names).
         Raises sqlite3.DatabaseError when the file is not a readable index."""
         stored = dict(self.db.execute("SELECT key, value FROM meta").fetchall())
         return all(stored.get(key) == value for key, value in _signature().items())

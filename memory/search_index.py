@@ -96,8 +96,8 @@ def scope_of(rel: str) -> str | None:
     USER_SCOPE_DIR the facts, USER_FILE_SCOPE_DIR the USER.md now in use), or None when
     search does not read it."""
     scope = _memory_scope_of(rel)
-    if scope is None and rel in user_file_candidates() and user_file() == rel:
-        return USER_FILE_SCOPE_DIR
+    if scope is None and rel.endswith(".md") and rel in user_file_candidates():
+        return USER_FILE_SCOPE_DIR if user_file() == rel else None
     return scope
 
 

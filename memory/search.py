@@ -65,7 +65,8 @@ WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 class Hit:
     """One entry found. `line` and `end_line` are 1-based (the same for a one-line entry);
     None for a fact (a fact is one entry). `path` is relative to the agent dir for agent
-    files, `users/owner/facts/<name>.md` for facts. `score` is the number of query words
+    files, `users/owner/facts/<name>.md` for facts, the workspace path of USER.md for its
+    entries (the owner's search window only, SPEC §6.2). `score` is the number of query words
     the entry holds; `weight` what they weigh together (how it ranked). `date` is the day
     of a dated note (ISO), `heading` the heading line the entry sits under."""
 
@@ -459,7 +460,7 @@ def _open_pool(index: search_index.Index, pool: _Pool) -> _Pool:
         pool.tables.append(table)
         pool.scope_ids.append(scope_id)
         pool.table_dirs[table] = scope_dir
-        if scope_dir == search_index.USER_SCOPE_DIR:
+        if scope_dir in (search_index.USER_SCOPE_DIR, search_index.USER_FILE_SCOPE_DIR):
             pool.table_scopes[table] = (USER_SCOPE, None)
         else:
             pool.table_scopes[table] = (pool.scope, pool.agent_id)
@@ -677,7 +678,11 @@ def _date_ranges(index, pool: _Pool, query: Query) -> tuple[dict, set[int]]:
     slots: set[int] = set()
     for table, scope_id in zip(pool.tables, pool.scope_ids, strict=True):
         scope_dir = pool.table_dirs[table]
-        if scope_dir in (search_index.USER_SCOPE_DIR, search_index.EXTRA_SCOPE_DIR):
+        if scope_dir in (
+            search_index.USER_SCOPE_DIR,
+            search_index.EXTRA_SCOPE_DIR,
+            search_index.USER_FILE_SCOPE_DIR,
+        ):
             continue
         low_ns, high_ns = db.execute(
             "SELECT min(rank_ns), max(rank_ns) FROM files WHERE scope = ?", (scope_id,)
@@ -998,8 +1003,11 @@ def explain(
 
 
 def _all_pools() -> list[_Pool]:
+    """The owner's search of everything: every agent's pool, and the user scope's — the
+    facts and USER.md (SPEC §6.2; USER.md is in no agent's memory_search, §6.1)."""
     pools = [_agent_pool(agent, include_user=False) for agent in Agent.objects.all()]
-    pools.append(_Pool(USER_SCOPE, None, [search_index.USER_SCOPE_DIR]))
+    user_dirs = [search_index.USER_SCOPE_DIR, search_index.USER_FILE_SCOPE_DIR]
+    pools.append(_Pool(USER_SCOPE, None, user_dirs))
     return pools
 
 
@@ -1045,12 +1053,13 @@ def search_window(
     limit: int = DEFAULT_LIMIT,
     count_up_to: int = COUNT_CAP,
 ) -> Window:
-    """A page of the ranked results across scopes (SPEC §6.2: with `agent_id`, that agent's
-    files and the user scope; without, every agent's and the user scope's, each ranked on
-    its own and interleaved by rank) and how many there are, for lists a person pages
-    through (the management pages, `GET /api/memory/search`). The count is exact up to
-    `count_up_to` (then `capped`). Raises NotFound for an unknown agent, InvalidInput for
-    a query without letters or digits, a bad limit or a negative offset."""
+    """A page of the ranked results across scopes (SPEC §6.2: with `agent_id`, what that
+    agent's memory_search reads; without, every agent's and the user scope's — the facts
+    and USER.md —, each ranked on its own and interleaved by rank) and how many there are,
+    for lists a person pages through (the management pages, `GET /api/memory/search`). The
+    count is exact up to `count_up_to` (then `capped`). Raises NotFound for an unknown
+    agent, InvalidInput for a query without letters or digits, a bad limit or a negative
+    offset."""
     _check_limit(limit)
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
         raise InvalidInput("offset must be a whole number, 0 or more.")

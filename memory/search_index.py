@@ -59,7 +59,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from memory import search_store, workspace
+from memory import facts, search_store, workspace
 from memory import text as text_rules
 from memory.errors import PathRefused
 
@@ -74,6 +74,9 @@ SLOT_GAP = 1 << 16  # room left between neighbouring files when slots are laid o
 MAX_SLOT = (1 << (62 - ENTRY_BITS)) - 1
 FACTS_DIR = "users/owner/facts"
 USER_SCOPE_DIR = FACTS_DIR
+# USER.md (the file facts.user_path names) is a scope of its own: only the owner's search
+# window reads it (SPEC §6.2); memory_search leaves it out, as it is whole in every prompt.
+USER_FILE_SCOPE_DIR = "USER.md"
 EXTRA_SCOPE_DIR = workspace.EXTRA_PREFIX  # MEMORY_EXTRA_PATHS, read by every agent
 MEMORY_FILES = ("MEMORY.md", "memory.md")  # memory.md stands for MEMORY.md when alone
 # A file whose ctime is this close to the moment it was read may change again within the
@@ -90,7 +93,15 @@ def hash_text(text: str) -> str:
 
 def scope_of(rel: str) -> str | None:
     """The scope dir a workspace path belongs to ("" the default agent, "agents/<id>",
-    USER_SCOPE_DIR the facts), or None when search does not read it."""
+    USER_SCOPE_DIR the facts, USER_FILE_SCOPE_DIR the USER.md now in use), or None when
+    search does not read it."""
+    scope = _memory_scope_of(rel)
+    if scope is None and rel.endswith(".md") and rel in user_file_candidates():
+        return USER_FILE_SCOPE_DIR if user_file() == rel else None
+    return scope
+
+
+def _memory_scope_of(rel: str) -> str | None:
     if not rel.endswith(".md"):
         return None
     parts = rel.split("/")
@@ -114,9 +125,33 @@ def scope_of(rel: str) -> str | None:
     return None
 
 
+def _configured_user_file() -> str:
+    try:
+        return facts.configured_user_file()
+    except PathRefused:
+        return ""
+
+
+def user_file_candidates() -> tuple[str, ...]:
+    """Every path that is USER.md when it is the one facts.user_path names: a file that
+    appears or goes there may change which one is (SPEC §1)."""
+    configured = _configured_user_file()
+    return (facts.OWNER_USER_PATH, facts.ROOT_USER_PATH, *([configured] if configured else []))
+
+
+def user_file() -> str | None:
+    """The USER.md search reads (facts.user_path), None when it is refused or already
+    searched as an agent's memory file."""
+    try:
+        rel = facts.user_path()
+    except PathRefused:
+        return None
+    return rel if _memory_scope_of(rel) is None else None
+
+
 def shown_path(rel: str, scope: str) -> str:
     """The path a hit shows: relative to the agent dir, or the fact's workspace path."""
-    if scope in (USER_SCOPE_DIR, EXTRA_SCOPE_DIR) or not scope:
+    if scope in (USER_SCOPE_DIR, EXTRA_SCOPE_DIR, USER_FILE_SCOPE_DIR) or not scope:
         return rel
     return rel[len(scope) + 1 :]
 
@@ -124,7 +159,7 @@ def shown_path(rel: str, scope: str) -> str:
 def note_day(rel: str, scope: str) -> dt.date | None:
     """The day of a dated note (`memory/YYYY-MM-DD[-suffix].md` directly in the agent's
     memory/, or a name of a day other tools write: memory.text.note_day), else None."""
-    if scope in (USER_SCOPE_DIR, EXTRA_SCOPE_DIR):
+    if scope in (USER_SCOPE_DIR, EXTRA_SCOPE_DIR, USER_FILE_SCOPE_DIR):
         return None
     shown = shown_path(rel, scope)
     if not shown.startswith("memory/") or shown.count("/") != 1:
@@ -352,7 +387,8 @@ class Index:
         return known
 
     def signature_ok(self) -> bool:
-        """Whether it was built for these rules (SCHEMA_VERSION, the block sizes, this root).
+        """Whether it was built for these rules (SCHEMA_VERSION, the block sizes, this root,
+        the file MEMORY_USER_FILE names).
         Raises sqlite3.DatabaseError when the file is not a readable index."""
         stored = dict(self.db.execute("SELECT key, value FROM meta").fetchall())
         return all(stored.get(key) == value for key, value in _signature().items())
@@ -403,6 +439,7 @@ def _signature() -> dict[str, str]:
         "root": str(workspace.root()),
         "block_lines": str(text_rules.MAX_BLOCK_LINES),
         "block_chars": str(text_rules.MAX_BLOCK_CHARS),
+        "user_file": _configured_user_file(),  # MEMORY_USER_FILE: which file is USER.md
     }
 
 
@@ -625,6 +662,12 @@ def scan_all(scopes: set[str] | None = None) -> dict[str, tuple[str, workspace.S
         for scanned in _scan(FACTS_DIR):
             if scope_of(scanned.path) == USER_SCOPE_DIR:
                 found[scanned.path] = (USER_SCOPE_DIR, scanned)
+    user = user_file() if scopes is None or USER_FILE_SCOPE_DIR in scopes else None
+    if user is not None:
+        folder = user.rpartition("/")[0]
+        for scanned in _scan(folder):
+            if scanned.path == user:
+                found[user] = (USER_FILE_SCOPE_DIR, scanned)
     if scopes is None or EXTRA_SCOPE_DIR in scopes:
         for scanned in workspace.scan_extra():
             found[scanned.path] = (EXTRA_SCOPE_DIR, scanned)
@@ -1140,11 +1183,18 @@ def _memory_pair(rel: str) -> tuple[str, str] | None:
 def refresh(index: Index, rel: str) -> None:
     """Re-index one workspace path from what is on disk now (removing it when it is gone
     or not searched). Inside the caller's transaction. A MEMORY.md that appears or goes
-    decides whether a memory.md beside it is searched: that one is looked at again too."""
+    decides whether a memory.md beside it is searched: that one is looked at again too; a
+    USER.md that appears or goes may change which file is USER.md (facts.user_path): the
+    other places it may be are looked at again too."""
     _refresh_one(index, rel)
     pair = _memory_pair(rel)
     if pair is not None and rel == pair[0]:
         _refresh_one(index, pair[1])
+    candidates = user_file_candidates()
+    if rel in candidates:
+        for other in candidates:
+            if other != rel:
+                _refresh_one(index, other)
 
 
 def _refresh_one(index: Index, rel: str) -> None:

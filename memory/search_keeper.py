@@ -482,6 +482,8 @@ class _Watch:
         wanted: dict[str, bool] = {self.root: False}
         for rel, recursive in (("memory", True), ("agents", False), ("users/owner/facts", False)):
             wanted[os.path.join(self.root, rel)] = recursive
+        for rel in search_index.user_file_candidates():  # USER.md, wherever it may be
+            wanted.setdefault(os.path.dirname(os.path.join(self.root, rel)), False)
         with contextlib.suppress(OSError, PathRefused):
             for name in workspace.list_dirs("agents"):
                 wanted[os.path.join(self.root, "agents", name)] = False

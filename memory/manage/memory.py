@@ -429,10 +429,12 @@ def edit_url(agent: Agent, path: str) -> str:
 
 
 def hit_links(hit: search.Hit, query: Query) -> dict:
-    """Where a search hit opens (the fact's page, or the file at its line) and the day
-    of its note."""
+    """Where a search hit opens (the fact's page, USER.md where it is edited, or the file
+    at its line) and the day of its note."""
     day = None
-    if hit.agent is None:  # a fact: users/owner/facts/<name>.md, one entry
+    if hit.agent is None and hit.line is not None:  # USER.md: the "User and facts" tab
+        url = reverse("memory-pages:home") + "#user-body"
+    elif hit.agent is None:  # a fact: users/owner/facts/<name>.md, one entry
         name = hit.path.rsplit("/", 1)[-1].removesuffix(".md")
         url = reverse("memory-pages:fact", args=[name])
     else:

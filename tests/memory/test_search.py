@@ -647,3 +647,31 @@ def test_it_never_reads_through_a_symlink_out_of_the_workspace(
 
     assert found("durian", master) == []
     assert found("durian", helper_agent) == []
+
+
+def test_user_md_is_in_the_owners_window_and_its_explain_only(master, workspace, settings):
+    # SPEC §6.2: the owner's search of everything reads USER.md; memory_search (§6.1), the
+    # window for one agent and that agent's explain do not.
+    put(workspace, "memory/2026-01-01.md", "- quokka photo\n")
+    facts.write_user("# Me\n\n- my favourite animal: quokka\n")
+    window = search.search_window("quokka")
+    assert [(hit.scope, hit.agent, hit.path, hit.line, hit.end_line) for hit in window.hits] == [
+        ("agent:master", "master", "memory/2026-01-01.md", 1, 1),  # shorter: BM25 length
+        ("user", None, "users/owner/USER.md", 3, 3),
+    ]
+    assert window.total == 2
+    assert [word.entries for word in search.explain("quokka").words] == [2]
+    assert [word.entries for word in search.explain("quokka", agent=master).words] == [1]
+    assert found("quokka", master) == ["[memory/2026-01-01.md:1] (2026-01-01 Thu) - quokka photo"]
+    assert search.search("quokka", agent=None) == []
+    assert [hit.path for hit in search.search_window("quokka", agent_id="master").hits] == [
+        "memory/2026-01-01.md"
+    ]
+    # MEMORY_USER_FILE names another file: that one is USER.md, for search too.
+    put(workspace, "profile/me.md", "- quokka keeper\n")
+    settings.MEMORY_USER_FILE = "profile/me.md"
+    settings.MEMORY_SEARCH_RECONCILE_SECONDS = 0
+    assert {hit.path for hit in search.search_window("quokka").hits} == {
+        "profile/me.md",
+        "memory/2026-01-01.md",
+    }

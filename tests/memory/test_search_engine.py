@@ -96,6 +96,9 @@ def generate(home: Path, seed: int) -> random.Random:
             ]
         )
         _put(home, f"{prefix}memory/wiki/entities/page.md", page, stamp + r.randint(0, 10**7))
+    # USER.md holds the same words: memory_search never finds it (SPEC §6.1), so every
+    # comparison below also says it stays out of every agent's search.
+    _put(home, "users/owner/USER.md", _note(r, base), stamp + r.randint(0, 10**7))
     for index in range(25):
         facts.save_fact(
             f"fact-{index}",

@@ -106,6 +106,29 @@ def test_a_hand_edit_is_in_search_within_two_seconds(workspace, keeper, settings
     assert status["hand_edits"] == "inotify" and status["hand_edit_bound_seconds"] == 2.0
 
 
+def test_a_hand_edit_of_user_md_is_in_the_owners_search_within_two_seconds(
+    master, workspace, keeper, settings
+):
+    put(workspace, "users/owner/facts/.keep", "")
+    kept = keeper(MEMORY_SEARCH_RECONCILE_SECONDS=3600)  # only the watch can find it
+    _wait_ready()
+    assert kept.watch is not None
+
+    def window(query: str) -> list[tuple[str, str]]:
+        return [(hit.path, hit.text) for hit in search.search_window(query).hits]
+
+    took = []
+    for n in range(3):
+        put(workspace, "users/owner/USER.md", f"- hazelnut allergy {n}\n")
+        started = time.monotonic()
+        while window("hazelnut") != [("users/owner/USER.md", f"- hazelnut allergy {n}")]:
+            assert time.monotonic() - started < 2.0, window("hazelnut")
+            time.sleep(0.05)
+        took.append(time.monotonic() - started)
+    assert texts("hazelnut") == []  # never in an agent's memory_search
+    print(f"\nhand edit of USER.md → owner's search: max {max(took):.2f} s")
+
+
 def test_where_no_watch_is_possible_every_file_is_statted_within_the_bound(
     workspace, keeper, settings
 ):

@@ -662,3 +662,72 @@ def test_a_file_of_words_sharing_a_substring_leaves_other_agents_search_whole(
         "- xylophone tuner",
         "- xylophone lesson on Friday",
     ]
+
+
+# --- USER.md in the owner's search window (SPEC §6.2; never in memory_search, §6.1) ------
+
+
+def _user_md(client, body: str) -> None:
+    response = client.put("/api/memory/user", {"body": body}, format="json")
+    assert response.status_code == 200, response.content
+
+
+def test_the_owners_search_finds_lines_of_user_md(owner_client, pages, master, workspace):
+    _user_md(owner_client, "# About me\n\n- Name: Minh\n- I live in Huế, zone Asia/Ho_Chi_Minh\n")
+    write_by_hand(workspace / "memory/2026-01-01.md", "- flew to Hue for Tet\n")
+
+    items = owner_client.get(URL, {"q": "hue"}).json()["results"]
+    found = {
+        (item["scope"], item["agent"], item["path"], item["line"], item["text"]) for item in items
+    }
+    assert found == {
+        ("user", None, "users/owner/USER.md", 4, "- I live in Huế, zone Asia/Ho_Chi_Minh"),
+        ("agent:master", "master", "memory/2026-01-01.md", 1, "- flew to Hue for Tet"),
+    }
+    user_item = next(item for item in items if item["scope"] == "user")
+    assert user_item["end_line"] == 4 and user_item["heading"] == "# About me"
+    assert user_item["date"] is None and user_item["score"] == 1
+
+    html = pages.get("/manage/memory/search/", {"q": "hue"}).content.decode()
+    assert '<a href="/manage/memory/#user-body"><code>users/owner/USER.md:4</code></a>' in html
+
+    # The agents' memory_search leaves USER.md out (it is whole in every prompt).
+    assert _search(owner_client, "hue") == [
+        "[memory/2026-01-01.md:1] (2026-01-01 Thu) - flew to Hue for Tet"
+    ]
+    assert _search(owner_client, "minh") == []
+    # So does the API for an agent, or named agent: what that agent's memory_search reads.
+    assert [item["path"] for item in _api(owner_client, q="hue", agent_id="master")] == [
+        "memory/2026-01-01.md"
+    ]
+
+
+def test_an_agent_token_never_finds_user_md(helper_client, owner_client, helper_agent, workspace):
+    _user_md(owner_client, "- my dentist is Dr Quang\n")
+    assert _api(helper_client, q="dentist") == []
+    assert _search(helper_client, "dentist", agent="helper") == []
+    assert [item["path"] for item in _api(owner_client, q="dentist")] == ["users/owner/USER.md"]
+
+
+def test_a_hand_edit_of_user_md_is_found_by_the_next_search(owner_client, master, workspace):
+    path = write_by_hand(workspace / "users/owner/USER.md", "- likes tea\n", mtime=OLD)
+    assert [item["text"] for item in _api(owner_client, q="tea")] == ["- likes tea"]
+    write_by_hand(path, "- likes cocoa\n", mtime=OLD)  # same mtime and size
+    assert _api(owner_client, q="tea") == []
+    assert [(item["path"], item["text"]) for item in _api(owner_client, q="cocoa")] == [
+        ("users/owner/USER.md", "- likes cocoa")
+    ]
+
+
+def test_the_root_user_md_is_searched_while_it_is_the_one_in_use(
+    owner_client, master, workspace, settings
+):
+    write_by_hand(workspace / "USER.md", "- OpenClaw profile: kayak\n")
+    assert [item["path"] for item in _api(owner_client, q="kayak")] == ["USER.md"]
+    # users/owner/USER.md now exists: it is USER.md (SPEC §1), the root one is not. A file
+    # made by hand is seen within the bound the host states (here: at once).
+    settings.MEMORY_SEARCH_RECONCILE_SECONDS = 0
+    write_by_hand(workspace / "users/owner/USER.md", "- kayak on weekends\n")
+    assert [(item["path"], item["text"]) for item in _api(owner_client, q="kayak")] == [
+        ("users/owner/USER.md", "- kayak on weekends")
+    ]

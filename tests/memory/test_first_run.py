@@ -3,8 +3,9 @@
 import io
 import re
 
+import pytest
 from django.contrib.auth import get_user_model
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.test import Client
 
 from memory.models import ApiToken
@@ -44,3 +45,14 @@ def test_it_creates_the_owner_once_and_prints_how_to_sign_in(workspace, db):
 def test_it_leaves_an_existing_owner_alone(alice, workspace):
     assert run_init() == ""
     assert list(get_user_model().objects.values_list("username", flat=True)) == ["alice"]
+
+
+def test_a_search_index_inside_the_workspace_is_refused_at_start_up(workspace, db, settings):
+    settings.MEMORY_SEARCH_DIR = str(workspace / "search-index")
+    with pytest.raises(CommandError) as refused:
+        call_command("memory_init", stdout=io.StringIO())
+    assert f"MEMORY_SEARCH_DIR ({workspace / 'search-index'}) is inside MY_AGENT_HOME" in str(
+        refused.value
+    )
+    assert not (workspace / "search-index").exists()
+    assert not get_user_model().objects.exists()  # nothing made before the refusal

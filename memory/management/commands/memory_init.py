@@ -5,11 +5,12 @@ from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand
+from django.core.exceptions import ImproperlyConfigured
+from django.core.management.base import BaseCommand, CommandError
 from django.core.management.utils import get_random_secret_key
 from django.db import connection, transaction
 
-from memory import history, workspace
+from memory import history, search_store, workspace
 from memory.agents import agent_dir_problems, default_agent
 from memory.binding import configured_zone, require_own_workspace, time_zone
 from memory.errors import DomainError
@@ -38,6 +39,10 @@ class Command(BaseCommand):
     def handle(self, *args, **options) -> None:
         keep_secrets_private()
         require_own_workspace()
+        try:  # refused here, at start-up, rather than as a 500 on every search
+            search_store.base_dir()
+        except ImproperlyConfigured as exc:
+            raise CommandError(str(exc)) from exc
         self.say_time_zone()
         default_agent()
         self.prepare_workspace()

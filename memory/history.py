@@ -405,7 +405,15 @@ def _record(change: workspace.Change) -> None:
     else:
         before = change.before
         found_absent = before is None
-        same = last is not None and _matches(last, before)
+        # As for an append: the file found is the one last recorded when its fingerprint
+        # (size, times, inode) is the recorded one; its bytes are hashed only otherwise.
+        same = last is not None and (
+            (
+                change.before_fingerprint is not None
+                and str(change.before_fingerprint) == last.fingerprint
+            )
+            or _matches(last, before)
+        )
 
     if not same and (last is not None or not found_absent):
         row = _new_row(

@@ -20,7 +20,6 @@ No IO and no Django here.
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -80,26 +79,28 @@ def score(
     of such a day), and `heading` the folded words of the heading it sits under (a query
     word there counts HEADING times as often as in the entry: the page's topic)."""
     length = len(entry_words)
-    counts = Counter(entry_words)
     tf: dict[int, int] = {}
-    for word, count in counts.items():
+    for word in entry_words:
         for index in forms.get(word, ()):
-            tf[index] = tf.get(index, 0) + count
+            tf[index] = tf.get(index, 0) + 1
     frequency: dict[int, float] = dict(tf)
-    for word, count in Counter(heading).items():
+    for word in heading:
         for index in forms.get(word, ()):
-            frequency[index] = frequency.get(index, 0) + HEADING * count
+            frequency[index] = frequency.get(index, 0) + HEADING
     total = 0.0
     for index in sorted(frequency):
         total += term(weights[index], frequency[index], length, average)
     wanted = [pair for pair in pairs if pair[0] in tf and pair[1] in tf]
     if wanted:
         together: dict[tuple[int, int], int] = {}
-        for left, right in zip(entry_words, entry_words[1:], strict=False):
-            for a in forms.get(left, ()):
-                for b in forms.get(right, ()):
+        previous: tuple[int, ...] = ()
+        for word in entry_words:
+            current = forms.get(word, ())
+            for a in previous:
+                for b in current:
                     if (a, b) in wanted:
                         together[(a, b)] = together.get((a, b), 0) + 1
+            previous = current
         for a, b in wanted:
             if (a, b) in together:
                 weight = PAIR * (weights[a] + weights[b]) / 2

@@ -785,6 +785,8 @@ def _same_file(a: int, b: int) -> bool:
 def _own(row: _Row, context: _Context) -> float:
     slot = row.rowid >> search_index.ENTRY_BITS
     date_weight = context.date_weight if slot in context.date_slots else 0
+    if not row.matched and not date_weight:
+        return 0.0  # no query word in it or its heading, no day the query names
     return ranking.score(
         row.words or [],
         context.forms,
@@ -796,28 +798,24 @@ def _own(row: _Row, context: _Context) -> float:
     ).own
 
 
+_LOAD_CHUNK = 500  # row ids per statement (SQLite allows 32,766 parameters)
+
+
 def _load(db, keys: Iterable[tuple[str, int]], words: list[_Word]) -> dict[tuple[str, int], _Row]:
-    """The rows `keys` (table, row id) that exist, read with one statement per table: the
-    row ids as runs of neighbours, each run a range."""
+    """The rows `keys` (table, row id) that exist, read with one statement per table and
+    chunk of row ids (an FTS5 table answers `rowid IN (…)` by its row ids, in one pass)."""
     by_table: dict[str, list[int]] = {}
     for table, rowid in keys:
         by_table.setdefault(table, []).append(rowid)
     found: dict[tuple[str, int], _Row] = {}
     for table, rowids in by_table.items():
-        runs: list[list[int]] = []
-        for rowid in sorted(set(rowids)):
-            if runs and rowid == runs[-1][1] + 1:
-                runs[-1][1] = rowid
-            else:
-                runs.append([rowid, rowid])
-        for start in range(0, len(runs), 200):
-            chunk = runs[start : start + 200]
-            select = (
-                f"SELECT rowid, {search_index.COLUMNS} FROM {table} WHERE rowid BETWEEN ? AND ?"
-            )
+        rowids = sorted(set(rowids))
+        for start in range(0, len(rowids), _LOAD_CHUNK):
+            chunk = rowids[start : start + _LOAD_CHUNK]
             for rowid, *columns in db.execute(
-                " UNION ALL ".join([select] * len(chunk)),
-                [bound for run in chunk for bound in run],
+                f"SELECT rowid, {search_index.COLUMNS} FROM {table} "
+                f"WHERE rowid IN ({','.join('?' * len(chunk))})",
+                chunk,
             ):
                 found[(table, rowid)] = _row(table, rowid, columns, words)
     return found

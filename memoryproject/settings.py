@@ -315,8 +315,8 @@ LOGIN_REDIRECT_URL = "/manage/memory/"
 
 # Request bodies over this size answer 413 (SPEC §17), the same JSON from one rule in two
 # places: under uvicorn, memoryproject.asgi.LimitBody counts the bytes as they stream in
-# (chunked or not, before Django's ASGI handler would read the body into a temporary
-# file); under WSGI and the test client, memoryproject.middleware.BodySizeLimitMiddleware
+# (chunked or not, before Django is given the body); under another WSGI server and the
+# test client, memoryproject.middleware.BodySizeLimitMiddleware
 # reads Content-Length. Django's own limit is off so that no second, different answer (a
 # 400) exists for the same request.
 MEMORY_MAX_BODY_BYTES = env_int("MEMORY_MAX_BODY_BYTES", 2 * 1024 * 1024)

@@ -74,7 +74,7 @@ def _cmdline(pid: int) -> str:
 
 def _web_workers(serve_pid: int) -> list[int]:
     for pid in _children(serve_pid):
-        if "uvicorn" in _cmdline(pid):
+        if "memoryproject.web" in _cmdline(pid) or "uvicorn" in _cmdline(pid):
             return [p for p in _children(pid) if "resource_tracker" not in _cmdline(p)]
     return []
 

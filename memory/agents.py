@@ -94,15 +94,17 @@ def dir_problems(agent: Agent) -> list[str]:
     """Why the agent's dir cannot be used, in words for the owner ([] when it can).
     Looks only, writes nothing: the agent dir (for a non-default agent), `MEMORY.md` and
     `memory/` must not be symbolic links (links inside the workspace are never followed,
-    SPEC §1, docs/decisions.md), and each must be what it is named (a folder, a file)."""
+    SPEC §1, docs/decisions.md), and each must be what it is named (a folder, a file).
+    Every layout asks it for every agent: each path costs one lstat."""
     problems: list[str] = []
-    wanted = [("memory", "dir"), (memory_file_name(agent), "file")]
-    checks = [(part, "dir") for part in _dir_parts(agent)] + [
-        (agent.path(name), kind) for name, kind in wanted
-    ]
+    checks = [(part, "dir") for part in _dir_parts(agent)] + [(agent.path("memory"), "dir")]
+    checks.append((None, "file"))  # the long-term file, once the folders above are sound
     for rel, kind in checks:
         try:
-            found = workspace.kind_of(rel)
+            if rel is None:
+                rel, found = _memory_file_kind(agent)
+            else:
+                found = workspace.kind_of(rel)
         except DomainError as exc:
             problems.append(f"{rel}: {exc.message}")
             break
@@ -118,6 +120,20 @@ def dir_problems(agent: Agent) -> list[str]:
             problems.append(f"{rel} is not {what}, so it cannot hold this agent's memory.")
             break
     return problems
+
+
+def _memory_file_kind(agent: Agent) -> tuple[str, str]:
+    """(the long-term file's path as memory_file_name chooses it, what is there), from the
+    kinds of both names: something other than a folder counts as present (memory_file_name
+    counts a link or a pipe as present too, for reading it says why it is refused)."""
+    main = agent.path(MEMORY_FILE)
+    found = workspace.kind_of(main)
+    if found in ("missing", "dir"):
+        alternative = agent.path(MEMORY_ALT_FILE)
+        other = workspace.kind_of(alternative)
+        if other not in ("missing", "dir"):
+            return alternative, other
+    return main, found
 
 
 def _dir_parts(agent: Agent) -> list[str]:

@@ -9,9 +9,10 @@ request, 3–4 ms of a trivial GET — where the WSGI handler runs a whole reque
 thread (docs/decisions.md, "Deployment").
 
 In front of both, `LimitBody` refuses a body over MEMORY_MAX_BODY_BYTES (413, SPEC §17)
-as it streams in, before anyone reads or stores it: Django reads a whole body (into a
-temporary file past 2.5 MB) before any middleware runs, so without it a chunked upload of
-any size, with or without credentials, sat on disk before the 401."""
+as it streams in, before anyone reads or stores it; without it a chunked upload of any
+size, with or without credentials, sat on disk before the 401. Django is given a body only
+once it has all come in (`django_app`), so a body over the limit is 413 whatever Django
+would have answered first."""
 
 import json
 import os

@@ -53,7 +53,8 @@ from django.conf import settings
 from django.utils import timezone
 from django_q.cluster import Sentinel
 
-from memory import maintenance
+from memory import facts, maintenance
+from memory.errors import DomainError
 from memory.jobs import runs
 from memory.maintenance import UPKEEP_SECONDS
 from memory.models import WorkerBeat
@@ -136,6 +137,7 @@ class Supervisor:
         self.stop_grace = float(settings.MEMORY_WORKER_STOP_SECONDS)
         self.reap_every = float(settings.MEMORY_WORKER_REAP_SECONDS)
         self.upkeep_every = UPKEEP_SECONDS
+        self.reconcile_every = float(settings.MEMORY_RECONCILE_SECONDS) / 2
         self.give_up = int(settings.MEMORY_WORKER_GIVE_UP)
         self.beat_every = 5.0
         self.host = socket.gethostname()
@@ -202,6 +204,7 @@ class Supervisor:
         healthy = False
         next_beat = next_reap = 0.0
         next_upkeep = time.monotonic() + self.upkeep_every  # start-up did the first round
+        next_reconcile = 0.0
         while not self.stopping:
             now = time.monotonic()
             if not self._sentinel.is_alive():
@@ -223,6 +226,9 @@ class Supervisor:
             if now >= next_upkeep:
                 next_upkeep = now + self.upkeep_every
                 self._upkeep()
+            if now >= next_reconcile:
+                next_reconcile = now + self.reconcile_every
+                self._reconcile_facts()
             time.sleep(0.1)
         return healthy, "stopping"
 
@@ -283,6 +289,17 @@ class Supervisor:
             maintenance.upkeep()
         except Exception:
             log.warning("could not clean up after killed writes", exc_info=True)
+        finally:
+            db.connections.close_all()
+
+    def _reconcile_facts(self) -> None:
+        """Hand edits of facts into INDEX.md ahead of the fact writes (facts.reconcile_index)."""
+        try:
+            facts.reconcile_index()
+        except DomainError as exc:  # read-only or full: the next write says so
+            log.debug("could not look for hand edits of facts: %s", exc.message)
+        except Exception:
+            log.warning("could not look for hand edits of facts", exc_info=True)
         finally:
             db.connections.close_all()
 

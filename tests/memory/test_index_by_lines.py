@@ -168,3 +168,43 @@ def test_concurrent_writers_leave_an_index_that_matches_the_facts(workspace, no_
     assert errors == []
     assert _index(workspace) == _expected()
     assert len(_index(workspace).splitlines()) == 12
+
+
+def test_a_hand_edit_shows_by_the_background_reconcile_without_a_write(workspace, settings):
+    # What the worker's supervisor runs every half MEMORY_RECONCILE_SECONDS (SPEC §2).
+    settings.MEMORY_RECONCILE_SECONDS = 10
+    _save("coffee", "black")
+    _save("tea", "green")
+    path = workspace / "users/owner/facts/coffee.md"
+    before = os.stat(path)
+    path.write_text(path.read_text().replace("black", "white"), encoding="utf-8")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    # The writes above reconciled less than half the bound ago: nothing to do yet.
+    assert facts.reconcile_index() is False
+    assert "— black" in _index(workspace)
+    settings.MEMORY_RECONCILE_SECONDS = 0  # half the bound has passed
+    assert facts.reconcile_index() is True
+    assert "— white" in _index(workspace)
+    assert _index(workspace) == _expected()
+    assert facts.reconcile_index() is False  # nothing changed since: INDEX.md stays
+
+
+def test_a_write_after_the_background_reconcile_stats_no_fact(workspace, settings, monkeypatch):
+    settings.MEMORY_RECONCILE_SECONDS = 10
+    for index in range(5):
+        _save(f"fact-{index}", f"number {index}")
+    settings.MEMORY_RECONCILE_SECONDS = 0
+    facts.reconcile_index()
+    settings.MEMORY_RECONCILE_SECONDS = 10
+    scans = []
+    real = ws.scan_files
+    monkeypatch.setattr(ws, "scan_files", lambda *a, **k: scans.append(a) or real(*a, **k))
+    _save("fact-9", "number 9")
+    assert scans == []  # the reconcile ran moments ago: this write looks at its own line
+    assert _index(workspace) == _expected()
+
+
+def test_the_background_reconcile_creates_nothing_without_facts(workspace):
+    assert facts.reconcile_index() is False
+    assert not (workspace / "users/owner/facts").exists()
+    assert not (workspace / facts.INDEX_STATE_PATH).exists()

@@ -216,3 +216,28 @@ def test_plain_qcluster_wedges_where_memory_worker_recovers(workspace, tmp_path)
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
         log.close()
+
+
+def test_the_supervisor_takes_a_hand_edit_of_a_fact_into_index_md_without_a_write(
+    start_worker, workspace
+):
+    """SPEC §2: facts edited by hand show in INDEX.md within MEMORY_RECONCILE_SECONDS; the
+    supervisor looks every half bound, so no fact write has to (nor wait for one)."""
+    from memory import facts
+
+    facts.save_fact(
+        "coffee",
+        description="black",
+        type="preference",
+        body="",
+        written_by="owner",
+        source="chat",
+    )
+    start_worker(1, MEMORY_RECONCILE_SECONDS="2")
+    path = workspace / "users/owner/facts/coffee.md"
+    before = os.stat(path)
+    path.write_text(path.read_text().replace("black", "white"), encoding="utf-8")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # same size, same mtime
+    index = workspace / "users/owner/facts/INDEX.md"
+    wait_for(lambda: "— white" in index.read_text(encoding="utf-8"), seconds=10, what="index")
+    assert index.read_text(encoding="utf-8") == "- [coffee](coffee.md) (preference) — white\n"

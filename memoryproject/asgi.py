@@ -56,6 +56,7 @@ async def django_app(scope, receive, send) -> None:
 
     await _django_wsgi(scope, replay, send)
 
+
 from memory.mcp.http import PATH, mcp_app  # noqa: E402
 
 mcp = mcp_app()

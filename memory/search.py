@@ -38,7 +38,7 @@ import datetime as dt
 import heapq
 import itertools
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 
 from memory import ranking, search_index, search_keeper, workspace
@@ -276,9 +276,14 @@ class _Row:
     score: float = 0.0  # its score (memory.ranking), once scored
 
 
-def _score(words: list[_Word], tokens: set[str]) -> tuple[int, tuple[int, ...]]:
-    matched = tuple(i for i, word in enumerate(words) if not word.token_set.isdisjoint(tokens))
-    return sum(words[i].weight for i in matched), matched
+def _score(words: list[_Word], tokens: Collection[str]) -> tuple[int, tuple[int, ...]]:
+    matched: list[int] = []
+    total = 0
+    for i, word in enumerate(words):
+        if not word.token_set.isdisjoint(tokens):
+            matched.append(i)
+            total += word.weight
+    return total, tuple(matched)
 
 
 def _within(clause: tuple[int, int] | None) -> tuple[str, list[int]]:
@@ -771,8 +776,8 @@ def _row(table: str, rowid: int, columns, words: list[_Word]) -> _Row:
     """A row read from the index (search_index.COLUMNS), with the query words it holds
     (in its words or its heading's) and what they weigh."""
     text, context, first, last, heading = columns
-    entry_words, heading_words = text.split(), context.split()
-    total, matched = _score(words, {*entry_words, *heading_words})
+    entry_words, heading_words = text.split(), context.split() if context else []
+    total, matched = _score(words, {*entry_words, *heading_words} if heading_words else entry_words)
     row = _Row(rowid, table, first, last, heading, total, matched)
     row.words, row.context = entry_words, heading_words
     return row

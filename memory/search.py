@@ -94,6 +94,9 @@ class WordWeight:
     weight: float
     forms: list[str]  # the words of the text it matched (first 20), of the scope only
     capped: bool = False  # it matched more than MAX_FORMS words: the closest were used
+    # rule "inside": counted inside longer words, as no entry holds a word it starts (else
+    # only the words it starts, itself included)
+    inside: bool = False
 
 
 @dataclass
@@ -1002,7 +1005,15 @@ def explain(
         return Explained(
             total,
             [
-                WordWeight(w.word, q.rule, w.df, w.weight / 1000, sorted(w.tokens)[:20], w.capped)
+                WordWeight(
+                    w.word,
+                    q.rule,
+                    w.df,
+                    w.weight / 1000,
+                    sorted(w.tokens)[:20],
+                    w.capped,
+                    w.inside,
+                )
                 for w, q in zip(words, query.words, strict=True)
             ],
         )

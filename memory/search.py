@@ -788,6 +788,8 @@ def _same_file(a: int, b: int) -> bool:
 def _own(row: _Row, context: _Context) -> float:
     slot = row.rowid >> search_index.ENTRY_BITS
     date_weight = context.date_weight if slot in context.date_slots else 0
+    if not row.matched and not date_weight:
+        return 0.0  # no query word in it or its heading, no date: nothing to add up
     return ranking.score(
         row.words or [],
         context.forms,

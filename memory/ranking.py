@@ -11,8 +11,10 @@ the heading the entry sits under — or the title of its page — counts as half
 words that stand side by side in the query and in the entry (`quốc ca`, `dược sĩ`) add
 their pair's weight again (PAIR). An entry in a note of a day the query names counts that
 date as one more word (DATE). An entry that holds a query word then scores at least a
-share (NEIGHBOUR) of the own score of the entry just before it in its file: the answer that
-follows a question. An entry holding no query word is never a hit.
+share (NEIGHBOUR) of the own score of the entry just before it in its file — the answer that
+follows a question — and a smaller share (FOLLOWED) of the entry just after it: the fact
+whose subject the next line names ("- 50 triệu" / "- giá anh Tuấn chốt hôm qua"). An entry
+holding no query word is never a hit.
 
 No IO and no Django here.
 """
@@ -28,6 +30,7 @@ B = 0.5  # how much an entry's length counts (0: not at all, 1: fully)
 PAIR = 1.0  # a pair of query words side by side, as a share of its words' weight
 DATE = 2.0  # a note of a day the query names, as a share of a word's weight
 NEIGHBOUR = 0.9  # an entry holding a query word scores at least this share of the one before
+FOLLOWED = 0.7  # … and at least this share of the one after it
 HEADING = 0.5  # a query word in the heading an entry sits under (or the page's title)
 POOL = 30  # candidates scored by this formula: the best by rarity (SPEC §6.1)
 
@@ -110,10 +113,13 @@ def score(
     return Scored(total, tuple(sorted(tf)))
 
 
-def with_neighbour(own: float, before: float, *, holds_a_word: bool) -> float:
+def with_neighbour(own: float, before: float, after: float = 0.0, *, holds_a_word: bool) -> float:
     """An entry's score: its own, or — when it holds a query word itself — NEIGHBOUR × the
-    own score of the entry before it, if that is more (the answer after the question)."""
-    return max(own, NEIGHBOUR * before) if holds_a_word else own
+    own score of the entry before it (the answer after the question) or FOLLOWED × the own
+    score of the entry after it (the line that names what this one is about), if more."""
+    if not holds_a_word:
+        return own
+    return max(own, NEIGHBOUR * before, FOLLOWED * after)
 
 
 def shown(value: float) -> float:

@@ -94,6 +94,9 @@ class WordWeight:
     weight: float
     forms: list[str]  # the words of the text it matched (first 20), of the scope only
     capped: bool = False  # it matched more than MAX_FORMS words: the closest were used
+    # rule "inside": counted inside longer words, as no entry holds a word it starts (else
+    # only the words it starts, itself included)
+    inside: bool = False
 
 
 @dataclass
@@ -828,16 +831,18 @@ def _load(db, keys: Iterable[tuple[str, int]], words: list[_Word]) -> dict[tuple
 
 def _ranked(db, rows: list[_Row], days: list[_Row], context: _Context) -> list[_Row]:
     """Phase two (SPEC §6.1): the best POOL rows by rarity, the rows of the days the query
-    names, and the entry after each (the answer after a question) scored by
-    memory.ranking and ordered by score, newer first among equals; past them, the rest
-    in the order of rarity."""
+    names, and the entries after and before each (the answer after a question, the fact
+    before the line that names it) scored by memory.ranking and ordered by score, newer
+    first among equals; past them, the rest in the order of rarity."""
     head_keys: list[tuple[str, int]] = []
     for row in [*rows[: ranking.POOL], *days]:
         if (row.table, row.rowid) not in head_keys:
             head_keys.append((row.table, row.rowid))
     wanted = set(head_keys)
     for table, rowid in head_keys:
-        for near in (rowid - 1, rowid + 1):  # row ids count down within a file
+        # Row ids count down within a file: its neighbours, and theirs (each one scored
+        # against the entries on both sides of it).
+        for near in (rowid - 2, rowid - 1, rowid + 1, rowid + 2):
             if _same_file(near, rowid):
                 wanted.add((table, near))
     wanted |= {(row.table, row.rowid) for row in rows[ranking.POOL :] if row.words is None}
@@ -846,10 +851,11 @@ def _ranked(db, rows: list[_Row], days: list[_Row], context: _Context) -> list[_
     head = [known[key] for key in head_keys if key in known]
     placed = {(row.table, row.rowid) for row in head}
     for table, rowid in head_keys:
-        after = (table, rowid - 1)  # the next entry of the file
-        if after in known and after not in placed:
-            head.append(known[after])
-            placed.add(after)
+        for near in (rowid - 1, rowid + 1):  # the next entry of the file, then the one before
+            key = (table, near)
+            if key in known and key not in placed and _same_file(near, rowid):
+                head.append(known[key])
+                placed.add(key)
     own: dict[tuple[str, int], float] = {}
 
     def own_of(key: tuple[str, int]) -> float:
@@ -857,11 +863,16 @@ def _ranked(db, rows: list[_Row], days: list[_Row], context: _Context) -> list[_
             own[key] = _own(known[key], context)
         return own[key]
 
+    def beside(row: _Row, step: int) -> float:
+        key = (row.table, row.rowid + step)
+        return own_of(key) if key in known and _same_file(row.rowid + step, row.rowid) else 0
+
     for row in head:
-        before = (row.table, row.rowid + 1)
-        share = own_of(before) if before in known and _same_file(row.rowid + 1, row.rowid) else 0
         row.score = ranking.with_neighbour(
-            own_of((row.table, row.rowid)), share, holds_a_word=bool(row.matched)
+            own_of((row.table, row.rowid)),
+            beside(row, 1),
+            beside(row, -1),
+            holds_a_word=bool(row.matched),
         )
     # A hit holds a query word, or stands in a note of a day the query names.
     head = [
@@ -997,7 +1008,15 @@ def explain(
         return Explained(
             total,
             [
-                WordWeight(w.word, q.rule, w.df, w.weight / 1000, sorted(w.tokens)[:20], w.capped)
+                WordWeight(
+                    w.word,
+                    q.rule,
+                    w.df,
+                    w.weight / 1000,
+                    sorted(w.tokens)[:20],
+                    w.capped,
+                    w.inside,
+                )
                 for w, q in zip(words, query.words, strict=True)
             ],
         )

@@ -197,8 +197,9 @@ class Found:
 def reference_search(query: str, entries: list[Entry], *, limit: int = 12) -> list[Found]:
     """SPEC §6.1: the best POOL entries by the weights of the query words they hold (newer
     first among equals) and the best POOL of the notes of the days the query names, with
-    the entry after each, ranked by memory.ranking's score (an entry plus a share of the
-    one before it); past them, the rest by those weights."""
+    the entries after and before each, ranked by memory.ranking's score (an entry, or a
+    share of the one before or after it when more); past them, the rest by those
+    weights."""
     parsed = Query.parse(query)
     words = [word.text for word in parsed.words]
     total = len(entries)
@@ -232,8 +233,9 @@ def reference_search(query: str, entries: list[Entry], *, limit: int = 12) -> li
         if all(entry is not other for other in head):
             head.append(entry)
     for entry in list(head):
-        if entry.after is not None and all(entry.after is not other for other in head):
-            head.append(entry.after)
+        for near in (entry.after, entry.before):
+            if near is not None and all(near is not other for other in head):
+                head.append(near)
     # A hit holds a query word, or stands in a note of a day the query names.
     head = [e for e in head if held(e) or any(e is other for other in dated)]
 
@@ -251,7 +253,10 @@ def reference_search(query: str, entries: list[Entry], *, limit: int = 12) -> li
 
     scores = [
         ranking.with_neighbour(
-            own(e), own(e.before) if e.before is not None else 0.0, holds_a_word=bool(held(e))
+            own(e),
+            own(e.before) if e.before is not None else 0.0,
+            own(e.after) if e.after is not None else 0.0,
+            holds_a_word=bool(held(e)),
         )
         for e in head
     ]

@@ -454,6 +454,57 @@ def test_the_answer_after_a_question_is_lifted_by_it(master, workspace):
     assert 3 not in [hit.line for hit in hits]
 
 
+def test_a_fact_is_lifted_by_the_line_after_it_that_names_what_it_is(master, workspace):
+    put(
+        workspace,
+        "memory/2026-01-05.md",
+        "\n".join(
+            [
+                "- 10:00 weather was grey",
+                "- 10:05 the code is 4471",
+                "- 10:06 that is the gate code of Lan's building on Tran Phu street",
+                "- 10:30 lunch",
+            ]
+        )
+        + "\n",
+    )
+    put(workspace, "memory/2026-01-06.md", "- 09:00 code review\n- 09:05 code freeze\n")
+
+    hits = search.search("Lan gate code", agent=master)
+
+    # Line 2 holds only `code`, as the next day's two lines do (newer: they would come
+    # first), but the line after it names what it is: it scores 0.7 of that line (SPEC §6.1).
+    assert [(hit.path, hit.line) for hit in hits] == [
+        ("memory/2026-01-05.md", 3),
+        ("memory/2026-01-05.md", 2),
+        ("memory/2026-01-06.md", 1),
+        ("memory/2026-01-06.md", 2),
+    ]
+    assert hits[1].weight == pytest.approx(0.7 * hits[0].weight, abs=0.002)
+    # A line holding no word of the query is never a hit, whatever stands below it.
+    assert 1 not in [hit.line for hit in hits if hit.path == "memory/2026-01-05.md"]
+
+
+def test_the_line_before_a_candidate_is_scored_though_rarity_left_it_out(master, workspace):
+    # 40 newer lines hold `code` and `gate`: the 30 candidates by rarity are theirs and the
+    # line naming Lan's code; the fact before that line holds only `code`.
+    lines = [f"- 08:{minute:02d} gate code check {minute}" for minute in range(40)]
+    put(workspace, "memory/2026-03-01.md", "\n".join(lines) + "\n")
+    put(
+        workspace,
+        "memory/2026-01-05.md",
+        "- 10:05 code 4471\n- 10:06 that is the gate code of Lan's building\n",
+    )
+
+    hits = search.search("Lan gate code", agent=master, limit=3)
+
+    assert [(hit.path, hit.line) for hit in hits] == [
+        ("memory/2026-01-05.md", 2),
+        ("memory/2026-01-05.md", 1),
+        ("memory/2026-03-01.md", 1),
+    ]
+
+
 def test_the_dates_a_query_names_lift_the_notes_of_those_days(master, workspace, owner_today):
     yesterday = owner_today - dt.timedelta(days=1)
     put(workspace, "memory/2023-01-17.md", "- dinner with Lan at the noodle place\n")

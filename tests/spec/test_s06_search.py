@@ -81,6 +81,23 @@ def test_entries_with_every_word_come_first_and_partial_ones_after(owner_client,
     ]
 
 
+def test_a_line_is_lifted_by_the_line_after_it_that_says_what_it_is(
+    owner_client, master, workspace
+):
+    write_by_hand(
+        workspace / "memory/2026-01-01.md",
+        "- the code is 4471\n- that is the gate code of Lan's building\n",
+    )
+    write_by_hand(workspace / "memory/2026-01-02.md", "- code review\n")
+    # The first line holds only `code`, as the newer, shorter line does; it scores at
+    # least 0.7 of the line after it, which holds every word.
+    assert _search(owner_client, "Lan gate code") == [
+        "[memory/2026-01-01.md:2] (2026-01-01 Thu) - that is the gate code of Lan's building",
+        "[memory/2026-01-01.md:1] (2026-01-01 Thu) - the code is 4471",
+        "[memory/2026-01-02.md:1] (2026-01-02 Fri) - code review",
+    ]
+
+
 def test_it_shows_partial_matches_best_first_when_none_has_every_word(
     owner_client, master, workspace
 ):

@@ -264,8 +264,21 @@ def test_the_search_page_shows_lines_date_heading_and_on_request_the_weights(
     html = text_of(pages.get("/manage/memory/search/?q=huyet+ap+bac+si&explain=1"))
     # The heading and the block; the note's date heading is no entry (SPEC §6.1).
     assert "How each word counted, over 2 entries" in html
-    assert "<td><code>huyet</code></td><td>inside longer words too</td><td>1</td>" in html
+    # A word of four letters or more counts the words it starts (SPEC §6.1).
+    assert "<td><code>huyet</code></td><td>at the start of words</td><td>1</td>" in html
     assert "<td><code>ap</code></td><td>as a whole word</td><td>1</td>" in html
+
+
+def test_the_explain_box_says_when_a_word_counted_inside_longer_words(pages, master, workspace):
+    # `docs` starts no word of the scope, so it counts inside `mydocs`; `sync` starts one.
+    notes.write_note(master, "2026-11-29", "- 08:00 mydocs sync\n- 09:00 synced photos\n")
+    html = text_of(pages.get("/manage/memory/search/?q=docs+sync&explain=1"))
+    assert (
+        "<td><code>docs</code></td><td>inside longer words (no word starts with it)</td>"
+        "<td>1</td>" in html
+    )
+    assert "<td><code>sync</code></td><td>at the start of words</td><td>2</td>" in html
+    assert "2 results" in text_of(pages.get("/manage/memory/search/?q=docs+sync"))
 
 
 def test_it_explains_a_search_with_no_letter_or_digit_instead_of_failing(pages, master):

@@ -238,6 +238,15 @@ class Server:
         except subprocess.TimeoutExpired:
             os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait()
+        # make exits before the web server it started has let go of the port: wait until
+        # nothing answers there, so a restart is timed against the new server.
+        deadline = time.perf_counter() + 30
+        while time.perf_counter() < deadline:
+            try:
+                socket.create_connection((HOST, self.port), timeout=1).close()
+            except OSError:
+                break
+            time.sleep(0.1)
         self.process = None
         self.log.close()
 

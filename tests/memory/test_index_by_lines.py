@@ -35,6 +35,13 @@ def _by_hand(home, name: str, description: str, *, type: str = "preference") -> 
     (home / f"users/owner/facts/{name}.md").write_text(text, encoding="utf-8")
 
 
+def _edit_in_place(path, old: str, new: str) -> None:
+    """A hand edit that leaves the size, the mtime and the directory as they were."""
+    before = os.stat(path)
+    path.write_text(path.read_text().replace(old, new), encoding="utf-8")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
 @pytest.fixture
 def no_reconcile(settings):
     """Hand edits of fact files are only looked for after an hour: what the tests see is
@@ -107,11 +114,7 @@ def test_a_fact_edited_by_hand_in_place_shows_within_the_reconcile_bound(workspa
     settings.MEMORY_RECONCILE_SECONDS = 3600
     _save("coffee", "black")
     _save("tea", "green")
-    path = workspace / "users/owner/facts/coffee.md"
-    before = os.stat(path)
-    # Same size, same mtime, in place: the directory does not change either.
-    path.write_text(path.read_text().replace("black", "white"), encoding="utf-8")
-    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    _edit_in_place(workspace / "users/owner/facts/coffee.md", "black", "white")
     _save("tea", "green, 2")
     assert "— black" in _index(workspace)  # within the bound: not looked for yet
     settings.MEMORY_RECONCILE_SECONDS = 0  # the bound has passed
@@ -175,10 +178,7 @@ def test_a_hand_edit_shows_by_the_background_reconcile_without_a_write(workspace
     settings.MEMORY_RECONCILE_SECONDS = 10
     _save("coffee", "black")
     _save("tea", "green")
-    path = workspace / "users/owner/facts/coffee.md"
-    before = os.stat(path)
-    path.write_text(path.read_text().replace("black", "white"), encoding="utf-8")
-    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    _edit_in_place(workspace / "users/owner/facts/coffee.md", "black", "white")
     # The writes above reconciled less than half the bound ago: nothing to do yet.
     assert facts.reconcile_index() is False
     assert "— black" in _index(workspace)

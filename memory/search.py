@@ -840,9 +840,7 @@ def _ranked(db, rows: list[_Row], days: list[_Row], context: _Context) -> list[_
             head_keys.append((row.table, row.rowid))
     wanted = set(head_keys)
     for table, rowid in head_keys:
-        # Row ids count down within a file: its neighbours, and theirs (each one scored
-        # against the entries on both sides of it).
-        for near in (rowid - 2, rowid - 1, rowid + 1, rowid + 2):
+        for near in (rowid - 1, rowid + 1):  # row ids count down within a file
             if _same_file(near, rowid):
                 wanted.add((table, near))
     wanted |= {(row.table, row.rowid) for row in rows[ranking.POOL :] if row.words is None}
@@ -850,12 +848,31 @@ def _ranked(db, rows: list[_Row], days: list[_Row], context: _Context) -> list[_
     known.update(_load(db, wanted - set(known), context.words))
     head = [known[key] for key in head_keys if key in known]
     placed = {(row.table, row.rowid) for row in head}
+    candidates = len(head)
     for table, rowid in head_keys:
         for near in (rowid - 1, rowid + 1):  # the next entry of the file, then the one before
             key = (table, near)
             if key in known and key not in placed and _same_file(near, rowid):
                 head.append(known[key])
                 placed.add(key)
+    # Each neighbour that joined is scored against the entries on both sides of it: the
+    # outer one (two from a candidate) is read only where it can count — beside an entry
+    # holding a query word (with_neighbour).
+    outer = {
+        (row.table, near)
+        for row in head[candidates:]
+        if row.matched
+        for near in (row.rowid - 1, row.rowid + 1)
+        if _same_file(near, row.rowid) and (row.table, near) not in known
+    }
+    if outer:
+        known.update(_load(db, outer, context.words))
+    # A hit holds a query word, or stands in a note of a day the query names.
+    head = [
+        row
+        for row in head
+        if row.matched or row.rowid >> search_index.ENTRY_BITS in context.date_slots
+    ]
     own: dict[tuple[str, int], float] = {}
 
     def own_of(key: tuple[str, int]) -> float:
@@ -868,18 +885,12 @@ def _ranked(db, rows: list[_Row], days: list[_Row], context: _Context) -> list[_
         return own_of(key) if key in known and _same_file(row.rowid + step, row.rowid) else 0
 
     for row in head:
-        row.score = ranking.with_neighbour(
-            own_of((row.table, row.rowid)),
-            beside(row, 1),
-            beside(row, -1),
-            holds_a_word=bool(row.matched),
+        own_score = own_of((row.table, row.rowid))
+        row.score = (
+            ranking.with_neighbour(own_score, beside(row, 1), beside(row, -1), holds_a_word=True)
+            if row.matched
+            else own_score
         )
-    # A hit holds a query word, or stands in a note of a day the query names.
-    head = [
-        row
-        for row in head
-        if row.matched or row.rowid >> search_index.ENTRY_BITS in context.date_slots
-    ]
     ranked = sorted(head, key=lambda row: (ranking.shown(row.score), row.rowid), reverse=True)
     for row in rows[ranking.POOL :]:
         key = (row.table, row.rowid)

@@ -829,53 +829,33 @@ def _load(db, keys: Iterable[tuple[str, int]], words: list[_Word]) -> dict[tuple
     return found
 
 
-def _ranked(db, rows: list[_Row], days: list[_Row], context: _Context) -> list[_Row]:
-    """Phase two (SPEC §6.1): the best POOL rows by rarity, the rows of the days the query
-    names, and the entries after and before each (the answer after a question, the fact
-    before the line that names it) scored by memory.ranking and ordered by score, newer
-    first among equals; past them, the rest in the order of rarity."""
-    head_keys: list[tuple[str, int]] = []
-    for row in [*rows[: ranking.POOL], *days]:
-        if (row.table, row.rowid) not in head_keys:
-            head_keys.append((row.table, row.rowid))
-    wanted = set(head_keys)
-    for table, rowid in head_keys:
-        for near in (rowid - 1, rowid + 1):  # row ids count down within a file
-            if _same_file(near, rowid):
-                wanted.add((table, near))
-    wanted |= {(row.table, row.rowid) for row in rows[ranking.POOL :] if row.words is None}
-    known = {(row.table, row.rowid): row for row in [*rows, *days] if row.words is not None}
-    known.update(_load(db, wanted - set(known), context.words))
-    head = [known[key] for key in head_keys if key in known]
-    placed = {(row.table, row.rowid) for row in head}
-    candidates = len(head)
-    for table, rowid in head_keys:
-        for near in (rowid - 1, rowid + 1):  # the next entry of the file, then the one before
-            key = (table, near)
-            if key in known and key not in placed and _same_file(near, rowid):
-                head.append(known[key])
-                placed.add(key)
-    # Each neighbour that joined is scored against the entries on both sides of it: the
-    # outer one (two from a candidate) is read only where it can count — beside an entry
-    # holding a query word (with_neighbour).
+Key = tuple[str, int]  # (table, row id): one entry of the index
+
+
+def _read_outer(db, joined: list[_Row], known: dict[Key, _Row], context: _Context) -> None:
+    """Each neighbour that `joined` the candidates is scored against the entries on both
+    sides of it: the outer one (two from a candidate) is read into `known` only where it
+    can count — beside an entry holding a query word (ranking.with_neighbour)."""
     outer = {
         (row.table, near)
-        for row in head[candidates:]
+        for row in joined
         if row.matched
         for near in (row.rowid - 1, row.rowid + 1)
         if _same_file(near, row.rowid) and (row.table, near) not in known
     }
     if outer:
         known.update(_load(db, outer, context.words))
-    # A hit holds a query word, or stands in a note of a day the query names.
-    head = [
-        row
-        for row in head
-        if row.matched or row.rowid >> search_index.ENTRY_BITS in context.date_slots
-    ]
-    own: dict[tuple[str, int], float] = {}
 
-    def own_of(key: tuple[str, int]) -> float:
+
+def _ranked(db, rows: list[_Row], days: list[_Row], context: _Context) -> list[_Row]:
+    """Phase two (SPEC §6.1): the best POOL rows by rarity, the rows of the days the query
+    names, and the entries after and before each (the answer after a question, the fact
+    before the line that names it) scored by memory.ranking and ordered by score, newer
+    first among equals; past them, the rest in the order of rarity."""
+    head, known, placed = _gathered(db, rows, days, context)
+    own: dict[Key, float] = {}
+
+    def own_of(key: Key) -> float:
         if key not in own:
             own[key] = _own(known[key], context)
         return own[key]
@@ -899,6 +879,43 @@ def _ranked(db, rows: list[_Row], days: list[_Row], context: _Context) -> list[_
             row.score = own_of(key)
             ranked.append(row)
     return ranked
+
+
+def _gathered(
+    db, rows: list[_Row], days: list[_Row], context: _Context
+) -> tuple[list[_Row], dict[Key, _Row], set[Key]]:
+    """(the rows to score: the candidates and the neighbours that joined them, those that
+    can be hits; every row read, by key; the keys of the candidates and neighbours)."""
+    head_keys: list[Key] = []
+    for row in [*rows[: ranking.POOL], *days]:
+        if (row.table, row.rowid) not in head_keys:
+            head_keys.append((row.table, row.rowid))
+    wanted = set(head_keys) | {
+        (table, near)
+        for table, rowid in head_keys
+        for near in (rowid - 1, rowid + 1)  # row ids count down within a file
+        if _same_file(near, rowid)
+    }
+    wanted |= {(row.table, row.rowid) for row in rows[ranking.POOL :] if row.words is None}
+    known = {(row.table, row.rowid): row for row in [*rows, *days] if row.words is not None}
+    known.update(_load(db, wanted - set(known), context.words))
+    head = [known[key] for key in head_keys if key in known]
+    placed = {(row.table, row.rowid) for row in head}
+    candidates = len(head)
+    for table, rowid in head_keys:
+        for near in (rowid - 1, rowid + 1):  # the next entry of the file, then the one before
+            key = (table, near)
+            if key in known and key not in placed and _same_file(near, rowid):
+                head.append(known[key])
+                placed.add(key)
+    _read_outer(db, head[candidates:], known, context)
+    # A hit holds a query word, or stands in a note of a day the query names.
+    head = [
+        row
+        for row in head
+        if row.matched or row.rowid >> search_index.ENTRY_BITS in context.date_slots
+    ]
+    return head, known, placed
 
 
 def _select(index, query: Query, pools, limit) -> tuple[list[list[_Row]], list[_Word]]:

@@ -866,6 +866,8 @@ def _ranked(db, rows: list[_Row], days: list[_Row], context: _Context) -> list[_
 
     for row in head:
         own_score = own_of((row.table, row.rowid))
+        # with_neighbour's rule (only an entry holding a query word takes a neighbour's
+        # share), applied before its neighbours are scored: the others never need them.
         row.score = (
             ranking.with_neighbour(own_score, beside(row, 1), beside(row, -1), holds_a_word=True)
             if row.matched

@@ -240,6 +240,7 @@ def _create_entries(db: sqlite3.Connection, scope_id: int) -> None:
         f"CREATE VIRTUAL TABLE e{scope_id} USING fts5(words, context, first UNINDEXED, "
         "last UNINDEXED, heading UNINDEXED, tokenize='ascii', detail=none)"
     )
+    _set_usermerge(db, f"e{scope_id}")
 
 
 COLUMNS = "words, context, first, last, heading"
@@ -427,6 +428,7 @@ CREATE VIRTUAL TABLE tokens_fts USING fts5(
 );
 CREATE TABLE df(scope INTEGER NOT NULL, token INTEGER NOT NULL, n INTEGER NOT NULL,
                 PRIMARY KEY(scope, token)) WITHOUT ROWID;
+INSERT INTO tokens_fts(tokens_fts, rank) VALUES('usermerge', 2);
 """
 
 
@@ -726,6 +728,8 @@ def _build_into(path: Path, started: float, progress: Progress | None) -> BuildR
         now_ns = time.time_ns()
         db.execute("BEGIN")
         files, entries, tokens = _fill(db, scan_all(), now_ns, progress)
+        for table in fts_tables(db):  # one b-tree each (see compact)
+            db.execute(f"INSERT INTO {table}({table}) VALUES('optimize')")
         seconds = time.perf_counter() - started
         for key, value in (
             *_signature().items(),
@@ -742,6 +746,55 @@ def _build_into(path: Path, started: float, progress: Progress | None) -> BuildR
     finally:
         db.close()
     return BuildReport(files, entries, tokens, seconds, path.stat().st_size)
+
+
+# --- compaction ------------------------------------------------------------------------
+
+# An FTS5 table is a set of b-trees (segments): each write adds one, and FTS5 merges them
+# only four at a time on the same level. A query reads every one. At 10× an entries table
+# built in one pass held 15–27 of them, and the every-agent search spent 17% less CPU on
+# the same tables merged into one (docs/decisions.md, "Search index"). So the build merges
+# each table into one b-tree, and the keeper merges what writes add since (`compact`):
+# with usermerge 2, any two b-trees of one level — the few small ones writes made, never
+# the one large b-tree again until as much has been written — in steps of COMPACT_PAGES
+# pages, each its own short write.
+COMPACT_PAGES = 64
+
+
+def _set_usermerge(db: sqlite3.Connection, table: str) -> None:
+    db.execute(f"INSERT INTO {table}({table}, rank) VALUES('usermerge', 2)")
+
+
+def fts_tables(db: sqlite3.Connection) -> list[str]:
+    """The index's FTS5 tables: the entries of each scope, and the words (tokens_fts)."""
+    scopes = db.execute("SELECT id FROM scopes ORDER BY id").fetchall()
+    return ["tokens_fts", *(f"e{scope_id}" for (scope_id,) in scopes)]
+
+
+def segments(db: sqlite3.Connection, table: str) -> int:
+    """How many b-trees the FTS5 table holds (its shadow table %_idx names each one)."""
+    return db.execute(f"SELECT count(DISTINCT segid) FROM {table}_idx").fetchone()[0]
+
+
+def compact(index: Index, *, seconds: float) -> bool:
+    """Merge the b-trees that writes added to the index's FTS5 tables, for about `seconds`
+    at most. Whether some are left to merge (the next call goes on)."""
+    db = index.db
+    deadline = time.monotonic() + seconds
+    for table in fts_tables(db):
+        if segments(db, table) < 2:
+            continue
+        usermerge = db.execute(f"SELECT v FROM {table}_config WHERE k = 'usermerge'").fetchone()
+        if usermerge is None or usermerge[0] != 2:  # a generation built before this rule
+            _set_usermerge(db, table)
+        while True:
+            if time.monotonic() >= deadline:
+                return True
+            before = db.total_changes
+            db.execute(f"INSERT INTO {table}({table}, rank) VALUES('merge', ?)", (COMPACT_PAGES,))
+            if db.total_changes - before < 2:  # FTS5's word for "nothing left to merge"
+                break
+    return False
 
 
 def from_files(

@@ -18,6 +18,8 @@ its own; when it ends, the next process waiting for the lock takes over. The kee
 - applies the change log to the index in short batches (memory.search_index.BATCH_PATHS
   files a transaction): a large hand edit (a folder of notes copied in) is caught up
   without any reader waiting;
+- merges the b-trees those writes add to the index's tables (search_index.compact), so a
+  query reads few;
 - removes the generations nobody reads any more.
 
 A query (`with_index`) never depends on it being there: it uses the current index when
@@ -57,6 +59,10 @@ WATCH_BOUND_SECONDS = 2.0  # what a watched host promises for a hand edit (SPEC 
 # (its queue overflows) and the keeper may have been down while files changed.
 WATCH_RECONCILE_SECONDS = 600.0
 RETIRE_EVERY_SECONDS = 30.0
+# How often the keeper merges the b-trees writes added to the index (search_index.compact),
+# and for how long at most in one tick while some are left.
+COMPACT_EVERY_SECONDS = 10.0
+COMPACT_STEP_SECONDS = 0.1
 # A query that would read more files than the keeper's build has left waits for the build
 # at most this long (then reads the files after all).
 BUILD_WAIT_SECONDS = 300.0
@@ -288,6 +294,7 @@ class Keeper:
         }
         self.checked: set[str] = set()
         self.retired_at = 0.0
+        self.compact_at = 0.0
 
     # -- the loop --
 
@@ -339,6 +346,9 @@ class Keeper:
         self.state.update(state="ready", generation=index.generation)
         self.state.pop("done", None)
         self.state.pop("of", None)
+        if time.monotonic() >= self.compact_at:
+            more = search_index.compact(index, seconds=COMPACT_STEP_SECONDS)
+            self.compact_at = time.monotonic() + (0.0 if more else COMPACT_EVERY_SECONDS)
         if time.monotonic() - self.retired_at > RETIRE_EVERY_SECONDS:
             self.retired_at = time.monotonic()
             search_store.retire_unused(self.directory)

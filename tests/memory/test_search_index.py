@@ -207,3 +207,53 @@ def test_an_idle_process_lets_go_of_a_rebuilt_generation(workspace, monkeypatch)
     while first not in search_store.retire_unused() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not search_store.db_path(first).exists()
+
+
+def _segments(db: sqlite3.Connection) -> dict[str, int]:
+    return {table: search_index.segments(db, table) for table in search_index.fts_tables(db)}
+
+
+def _small_flushes(monkeypatch) -> None:
+    """FTS5 writes a b-tree whenever its pending words pass `hashsize` (1 MB by default):
+    a few KB here, so a small workspace builds in many b-trees, as 10× does in 1 MB ones."""
+    create = search_index._create_entries
+
+    def create_small(db, scope_id):
+        create(db, scope_id)
+        db.execute(f"INSERT INTO e{scope_id}(e{scope_id}, rank) VALUES('hashsize', 4096)")
+
+    monkeypatch.setattr(search_index, "_create_entries", create_small)
+
+
+def test_the_build_leaves_one_b_tree_a_table(workspace, monkeypatch):
+    _small_flushes(monkeypatch)
+    for n in range(120):
+        put(workspace, f"memory/2020-01-{n % 28 + 1:02d}-{n}.md", f"- quince {n} rowan{n} elder{n}\n")
+    # Filled the same way but not merged (an index built in memory for one query):
+    unmerged = search_index.from_files([MASTER.dir])
+    assert max(_segments(unmerged.db).values()) > 1
+
+    search_index.build()
+    assert set(_segments(search_index.get().db).values()) == {1}
+    assert len(search.search("quince", agent=MASTER, limit=100)) == 100
+
+
+def test_compact_merges_what_writes_add_and_the_hits_stay(workspace):
+    put(workspace, "memory/2020-01-01.md", "- quince tart\n")
+    texts("quince")
+    index = search_index.get()
+    for n in range(12):  # twelve writes, each its own transaction: a b-tree each
+        put(workspace, f"memory/2020-02-{n + 1:02d}.md", f"- quince jelly {n}\n")
+        search_index.refresh_paths(index, [f"memory/2020-02-{n + 1:02d}.md"])
+    table = index.scope(MASTER.dir)[1]
+    before = search_index.segments(index.db, table)
+    hits = texts("quince")
+    assert before > 4
+
+    assert search_index.compact(index, seconds=0) is True  # no time given: work left
+    assert search_index.compact(index, seconds=10) is False
+    assert search_index.segments(index.db, table) < before
+    assert search_index.segments(index.db, table) <= 2
+    assert index.db.execute(f"INSERT INTO {table}({table}) VALUES('integrity-check')")
+    assert texts("quince") == hits
+    assert search_index.compact(index, seconds=10) is False  # nothing left: no write

@@ -168,3 +168,21 @@ def test_the_filesystem_decides_whether_a_watch_is_possible(tmp_path):
     possible, why = search_keeper.watch_possible(tmp_path)
     assert possible, why
     assert search_keeper.filesystem_of(Path("/proc/self")) == "proc"
+
+
+def test_the_keeper_merges_the_b_trees_writes_add(workspace, keeper, monkeypatch):
+    monkeypatch.setattr(search_keeper, "COMPACT_EVERY_SECONDS", 0.2)
+    put(workspace, "memory/2020-01-01.md", "- medlar\n")
+    search_index.build()
+    index = search_index.get()
+    table = index.scope(MASTER.dir)[1]
+    for n in range(12):
+        put(workspace, f"memory/2020-02-{n + 1:02d}.md", f"- medlar jam {n}\n")
+        search_index.refresh_paths(index, [f"memory/2020-02-{n + 1:02d}.md"])
+    assert search_index.segments(index.db, table) > 4
+    keeper()
+    deadline = time.monotonic() + 10
+    while search_index.segments(index.db, table) > 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert search_index.segments(index.db, table) <= 2
+    assert len(search.search("medlar", agent=MASTER, limit=100)) == 13

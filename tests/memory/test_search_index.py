@@ -228,7 +228,8 @@ def _small_flushes(monkeypatch) -> None:
 def test_the_build_leaves_one_b_tree_a_table(workspace, monkeypatch):
     _small_flushes(monkeypatch)
     for n in range(120):
-        put(workspace, f"memory/2020-01-{n % 28 + 1:02d}-{n}.md", f"- quince {n} rowan{n} elder{n}\n")
+        body = f"- quince {n} rowan{n} elder{n}\n"
+        put(workspace, f"memory/2020-01-{n % 28 + 1:02d}-{n}.md", body)
     # Filled the same way but not merged (an index built in memory for one query):
     unmerged = search_index.from_files([MASTER.dir])
     assert max(_segments(unmerged.db).values()) > 1

@@ -295,6 +295,15 @@ def _within(clause: tuple[int, int] | None) -> tuple[str, list[int]]:
     return " AND rowid BETWEEN ? AND ?", list(clause)
 
 
+def _newest_matching(table: str, extra: str) -> str:
+    """The newest rows of `table` that MATCH (and `extra`), up to a LIMIT: their row ids found
+    by the FTS5 table, their columns read from its content (search_index.STORED)."""
+    return (
+        f"SELECT {search_index.STORED} FROM {table}_content WHERE id IN (SELECT rowid FROM "
+        f"{table} WHERE {table} MATCH ?{extra} ORDER BY rowid DESC LIMIT ?)"
+    )
+
+
 def _full(db, tables, words: list[_Word], limit: int, within=None) -> list[_Row]:
     """Entries holding every word, newest first."""
     if not words or any(not word.tokens for word in words):
@@ -303,11 +312,7 @@ def _full(db, tables, words: list[_Word], limit: int, within=None) -> list[_Row]
     extra, bounds = _within(within)
     rows: list[_Row] = []
     for table in tables:
-        for rowid, *columns in db.execute(
-            f"SELECT rowid, {search_index.COLUMNS} FROM {table} WHERE {table} MATCH ?"
-            f"{extra} ORDER BY rowid DESC LIMIT ?",
-            (expr, *bounds, limit),
-        ):
+        for rowid, *columns in db.execute(_newest_matching(table, extra), (expr, *bounds, limit)):
             rows.append(_row(table, rowid, columns, words))
     rows.sort(key=lambda row: row.rowid, reverse=True)
     return rows[:limit]
@@ -406,9 +411,7 @@ def _walk_subsets(db, tables, words, fetched, rest_words, found, limit, within) 
             expr += " NOT (" + " OR ".join(words[i].expr for i in excluded) + ")"
         for table in tables:
             for rowid, *columns in db.execute(
-                f"SELECT rowid, {search_index.COLUMNS} FROM {table} WHERE {table} MATCH ?"
-                f"{extra} ORDER BY rowid DESC LIMIT ?",
-                (expr, *bounds, limit),
+                _newest_matching(table, extra), (expr, *bounds, limit)
             ):
                 found[(table, rowid)] = _row(table, rowid, columns, words)
 
@@ -428,8 +431,8 @@ def _newest(db, tables, limit: int, within: tuple[int, int]) -> list[_Row]:
     rows = []
     for table in tables:
         for rowid, *columns in db.execute(
-            f"SELECT rowid, {search_index.COLUMNS} FROM {table} "
-            "WHERE rowid BETWEEN ? AND ? ORDER BY rowid DESC LIMIT ?",
+            f"SELECT {search_index.STORED} FROM {table}_content "
+            "WHERE id BETWEEN ? AND ? ORDER BY id DESC LIMIT ?",
             (*within, limit),
         ):
             rows.append(_row(table, rowid, columns, []))
@@ -776,7 +779,7 @@ def _of_days(db, pool: _Pool, ranges, words: list[_Word]) -> list[_Row]:
 
 
 def _row(table: str, rowid: int, columns, words: list[_Word]) -> _Row:
-    """A row read from the index (search_index.COLUMNS), with the query words it holds
+    """A row read from the index (search_index.STORED), with the query words it holds
     (in its words or its heading's) and what they weigh."""
     text, context, first, last, heading = columns
     entry_words, heading_words = text.split(), context.split() if context else []
@@ -810,8 +813,8 @@ _LOAD_CHUNK = 500  # row ids per statement (SQLite allows 32,766 parameters)
 
 
 def _load(db, keys: Iterable[tuple[str, int]], words: list[_Word]) -> dict[tuple[str, int], _Row]:
-    """The rows `keys` (table, row id) that exist, read with one statement per table and
-    chunk of row ids (an FTS5 table answers `rowid IN (…)` by its row ids, in one pass)."""
+    """The rows `keys` (table, row id) that exist, read from the tables' content with one
+    statement per table and chunk of row ids."""
     by_table: dict[str, list[int]] = {}
     for table, rowid in keys:
         by_table.setdefault(table, []).append(rowid)
@@ -821,8 +824,8 @@ def _load(db, keys: Iterable[tuple[str, int]], words: list[_Word]) -> dict[tuple
         for start in range(0, len(rowids), _LOAD_CHUNK):
             chunk = rowids[start : start + _LOAD_CHUNK]
             for rowid, *columns in db.execute(
-                f"SELECT rowid, {search_index.COLUMNS} FROM {table} "
-                f"WHERE rowid IN ({','.join('?' * len(chunk))})",
+                f"SELECT {search_index.STORED} FROM {table}_content "
+                f"WHERE id IN ({','.join('?' * len(chunk))})",
                 chunk,
             ):
                 found[(table, rowid)] = _row(table, rowid, columns, words)

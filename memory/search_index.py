@@ -757,7 +757,7 @@ def _build_into(path: Path, started: float, progress: Progress | None) -> BuildR
 # An FTS5 table is a set of b-trees (segments): each write adds one, and FTS5 merges them
 # only four at a time on the same level. A query reads every one. At 10× an entries table
 # built in one pass held 15–27 of them, and the every-agent search spent 17% less CPU on
-# the same tables merged into one (docs/decisions.md, "Search index"). So the build merges
+# the same tables merged into one (docs/decisions.md, "Search"). So the build merges
 # each table into one b-tree, and the keeper merges what writes add since (`compact`):
 # with usermerge 2, any two b-trees of one level — the few small ones writes made, never
 # the one large b-tree again until as much has been written — in steps of COMPACT_PAGES

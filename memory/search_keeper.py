@@ -346,13 +346,22 @@ class Keeper:
         self.state.update(state="ready", generation=index.generation)
         self.state.pop("done", None)
         self.state.pop("of", None)
-        if time.monotonic() >= self.compact_at:
-            more = search_index.compact(index, seconds=COMPACT_STEP_SECONDS)
-            self.compact_at = time.monotonic() + (0.0 if more else COMPACT_EVERY_SECONDS)
+        self._compact(index)
         if time.monotonic() - self.retired_at > RETIRE_EVERY_SECONDS:
             self.retired_at = time.monotonic()
             search_store.retire_unused(self.directory)
             index.db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+
+    def _compact(self, index: search_index.Index) -> None:
+        """Merge what writes added to the index, a step at a time (search_index.compact)."""
+        if time.monotonic() < self.compact_at:
+            return
+        try:
+            more = search_index.compact(index, seconds=COMPACT_STEP_SECONDS)
+        except sqlite3.OperationalError as exc:  # a full disk, a writer holding the lock
+            logger.warning("search: merging the index's b-trees failed, later again: %s", exc)
+            more = False
+        self.compact_at = time.monotonic() + (0.0 if more else COMPACT_EVERY_SECONDS)
 
     def build(self) -> search_index.BuildReport:
         """Build a new generation now, saying how far it is."""

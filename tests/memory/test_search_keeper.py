@@ -5,6 +5,7 @@ hand edits (inotify, within 2 s) or stats every file where it cannot, and says s
 from __future__ import annotations
 
 import os
+import sqlite3
 import statistics
 import threading
 import time
@@ -186,3 +187,27 @@ def test_the_keeper_merges_the_b_trees_writes_add(workspace, keeper, monkeypatch
         time.sleep(0.05)
     assert search_index.segments(index.db, table) <= 2
     assert len(search.search("medlar", agent=MASTER, limit=100)) == 13
+
+
+def test_a_merge_that_fails_is_tried_again_later_not_at_every_tick(
+    workspace, monkeypatch, caplog
+):
+    # A full disk (or a writer holding the lock past the wait) refuses the merge's write:
+    # the keeper says so and goes on keeping the index; it tries again after
+    # COMPACT_EVERY_SECONDS rather than at every tick.
+    put(workspace, "memory/2020-01-01.md", "- medlar\n")
+    search_index.build()
+    calls = []
+
+    def full(index, *, seconds):
+        calls.append(seconds)
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(search_index, "compact", full)
+    kept = search_keeper.Keeper(search_store.ensure_dir())
+    kept.tick()
+    kept.tick()
+    assert calls == [search_keeper.COMPACT_STEP_SECONDS]
+    assert "merging the index's b-trees failed" in caplog.text
+    assert kept.state["state"] == "ready"
+    kept._close()

@@ -189,9 +189,7 @@ def test_the_keeper_merges_the_b_trees_writes_add(workspace, keeper, monkeypatch
     assert len(search.search("medlar", agent=MASTER, limit=100)) == 13
 
 
-def test_a_merge_that_fails_is_tried_again_later_not_at_every_tick(
-    workspace, monkeypatch, caplog
-):
+def test_a_merge_that_fails_is_tried_again_later_not_at_every_tick(workspace, monkeypatch, caplog):
     # A full disk (or a writer holding the lock past the wait) refuses the merge's write:
     # the keeper says so and goes on keeping the index; it tries again after
     # COMPACT_EVERY_SECONDS rather than at every tick.

@@ -145,8 +145,8 @@ class LimitBody:
 # agents it served waited up to four times as long as the others. So Django's answer on a
 # connection older than this says `Connection: close`, and the client's next request comes
 # on a new connection, which the least busy worker tends to accept first (its event loop
-# waits least for the GIL). Reconnecting on loopback costs about 0.1 ms. MCP's streams on
-# /mcp are left alone (docs/decisions.md, "Deployment").
+# waits least for the GIL). A new connection on loopback is made in 0.02 ms. MCP's streams
+# on /mcp are left alone (docs/decisions.md, "Deployment").
 CONNECTION_AGE_SECONDS = 2.0
 _connections_born: dict[tuple, float] = {}
 

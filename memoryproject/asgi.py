@@ -16,7 +16,6 @@ would have answered first."""
 
 import json
 import os
-import time
 
 from a2wsgi import WSGIMiddleware
 from django.conf import settings
@@ -140,46 +139,9 @@ class LimitBody:
         await self.app(scope, guarded_receive, guarded_send)
 
 
-# A kept-alive connection stays with the worker process that accepted it, and that one
-# is whoever woke first: of 20 agents' connections one of 2 workers took 11 to 16, and the
-# agents it served waited up to four times as long as the others. So Django's answer on a
-# connection older than this says `Connection: close`, and the client's next request comes
-# on a new connection, which the least busy worker tends to accept first (its event loop
-# waits least for the GIL). A new connection on loopback is made in 0.02 ms. MCP's streams
-# on /mcp are left alone (docs/decisions.md, "Deployment").
-CONNECTION_AGE_SECONDS = 2.0
-_connections_born: dict[tuple, float] = {}
-
-
-def _closing(scope, send):
-    """`send`, saying `Connection: close` on the answer if the connection has served long
-    enough (CONNECTION_AGE_SECONDS); a connection is known by its client's address."""
-    client = scope.get("client")
-    if client is None:
-        return send
-    now = time.monotonic()
-    if len(_connections_born) > 10_000:  # connections the clients closed themselves
-        for key, born in list(_connections_born.items()):
-            if now - born > 10 * CONNECTION_AGE_SECONDS:
-                del _connections_born[key]
-    key = tuple(client)
-    if now - _connections_born.setdefault(key, now) <= CONNECTION_AGE_SECONDS:
-        return send
-
-    async def closing_send(message) -> None:
-        if message["type"] == "http.response.start":
-            _connections_born.pop(key, None)
-            message = {**message, "headers": [*message["headers"], (b"connection", b"close")]}
-        await send(message)
-
-    return closing_send
-
-
 async def _route(scope, receive, send) -> None:
     if scope["type"] == "http" and scope["path"] == PATH:
         await mcp(scope, receive, send)
-    elif scope["type"] == "http":
-        await django_app(scope, receive, _closing(scope, send))
     else:
         await django_app(scope, receive, send)
 

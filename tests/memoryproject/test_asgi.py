@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import socket
 import threading
-import time
 
 import httpx
 import pytest
@@ -97,36 +96,3 @@ def test_a_chunked_body_over_the_limit_is_413_before_it_is_read(serve, master):
     big = httpx.put(f"{served.url}/api/memory/user", json={"body": "x" * (LIMIT + 10)})
     assert big.status_code == 413
     assert big.json() == {"detail": "Request body is too large.", "code": "too_large"}
-
-
-def _answer(sock: socket.socket) -> bytes:
-    """The head of an answer to GET /healthz on a kept-alive connection (its body read)."""
-    sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-    data = _status_line(sock, 10)
-    head, _, body = data.partition(b"\r\n\r\n")
-    length = int(next(
-        line.split(b":", 1)[1] for line in head.split(b"\r\n")
-        if line.lower().startswith(b"content-length:")
-    ))  # fmt: skip
-    while len(body) < length:
-        body += sock.recv(65536)
-    return head
-
-
-def test_a_connection_older_than_its_age_is_closed_after_an_answer(serve):
-    # docs/decisions.md, "Deployment": the client's next request then comes on a new
-    # connection, which the least busy worker accepts.
-    from memoryproject.asgi import CONNECTION_AGE_SECONDS
-
-    served = serve()
-    with socket.create_connection(("127.0.0.1", served.port)) as sock:
-        first = _answer(sock)
-        assert first.startswith(b"HTTP/1.1 ") and b"connection: close" not in first.lower()
-        assert b"connection: close" not in _answer(sock).lower()  # kept alive meanwhile
-        time.sleep(CONNECTION_AGE_SECONDS + 0.2)
-        last = _answer(sock)
-        assert last.startswith(b"HTTP/1.1 ") and b"connection: close" in last.lower()
-        sock.settimeout(10)
-        assert sock.recv(1) == b""  # the server closed it
-    with socket.create_connection(("127.0.0.1", served.port)) as sock:  # a new one is young
-        assert b"connection: close" not in _answer(sock).lower()

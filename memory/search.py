@@ -57,6 +57,8 @@ FACTS_DIR = search_index.FACTS_DIR
 # leave room: entries holding only such words are walked by the subsets of them instead.
 FETCH_ROWS = 3000
 MAX_SUBSET_WORDS = 12
+# A query word of at most this many forms is looked for in an entry's text (_holds).
+FEW_FORMS = 8
 BATCH = 32  # entries read at once while the common words' part of their weight is looked up
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 
@@ -124,6 +126,8 @@ class _Word:
     token_set: frozenset[str] = frozenset()
     inside: bool = False  # counted inside longer words: no entry holds it at a word's start
     capped: bool = False  # more words of the text matched than MAX_FORMS
+    # Its tokens each between spaces, when at most FEW_FORMS: looked for in an entry's text
+    padded: tuple[str, ...] | None = None
 
     @property
     def expr(self) -> str:
@@ -259,12 +263,13 @@ def _weigh(
                 frozenset(tokens),
                 inside,
                 capped,
+                tuple(f" {token} " for token in tokens) if len(tokens) <= FEW_FORMS else None,
             )
         )
     return parsed, total
 
 
-@dataclass
+@dataclass(slots=True)
 class _Row:
     rowid: int
     table: str
@@ -274,9 +279,21 @@ class _Row:
     weight: int  # phase one: the weights of the query words it holds, added up
     matched: tuple[int, ...]  # indexes into the query's words
     pool: int = 0  # which pool of the search it was found for
-    words: list[str] | None = None  # its folded words in order, once fetched
-    context: list[str] = field(default_factory=list)  # its heading's folded words
+    # Its folded words and its heading's, each joined by spaces, once read (search_index
+    # STORED); None for an entry only weighed by SQLite so far.
+    text: str | None = None
+    context_text: str = ""
     score: float = 0.0  # its score (memory.ranking), once scored
+
+    @property
+    def words(self) -> list[str]:
+        """Its folded words, in order (split when scored: most rows read never are)."""
+        return self.text.split() if self.text else []
+
+    @property
+    def context(self) -> list[str]:
+        """The folded words of the heading it sits under."""
+        return self.context_text.split()
 
 
 def _score(words: list[_Word], tokens: Collection[str]) -> tuple[int, tuple[int, ...]]:
@@ -286,6 +303,31 @@ def _score(words: list[_Word], tokens: Collection[str]) -> tuple[int, tuple[int,
         if not word.token_set.isdisjoint(tokens):
             matched.append(i)
             total += word.weight
+    return total, tuple(matched)
+
+
+def _holds(words: list[_Word], text: str) -> tuple[int, tuple[int, ...]]:
+    """_score of an entry given as its words joined by spaces. A query word of few forms
+    is looked for in the text, in C (a token holds no space, so ` form ` is only ever a
+    whole word); one of many, in the set of its words."""
+    padded = f" {text} "
+    tokens: set[str] | None = None
+    matched: list[int] = []
+    total = 0
+    for i, word in enumerate(words):
+        if word.padded is not None:
+            for form in word.padded:
+                if form in padded:
+                    break
+            else:
+                continue
+        else:
+            if tokens is None:
+                tokens = set(text.split())
+            if word.token_set.isdisjoint(tokens):
+                continue
+        matched.append(i)
+        total += word.weight
     return total, tuple(matched)
 
 
@@ -312,8 +354,8 @@ def _full(db, tables, words: list[_Word], limit: int, within=None) -> list[_Row]
     extra, bounds = _within(within)
     rows: list[_Row] = []
     for table in tables:
-        for rowid, *columns in db.execute(_newest_matching(table, extra), (expr, *bounds, limit)):
-            rows.append(_row(table, rowid, columns, words))
+        for stored in db.execute(_newest_matching(table, extra), (expr, *bounds, limit)):
+            rows.append(_row(table, stored, words))
     rows.sort(key=lambda row: row.rowid, reverse=True)
     return rows[:limit]
 
@@ -410,10 +452,8 @@ def _walk_subsets(db, tables, words, fetched, rest_words, found, limit, within) 
         if excluded:
             expr += " NOT (" + " OR ".join(words[i].expr for i in excluded) + ")"
         for table in tables:
-            for rowid, *columns in db.execute(
-                _newest_matching(table, extra), (expr, *bounds, limit)
-            ):
-                found[(table, rowid)] = _row(table, rowid, columns, words)
+            for stored in db.execute(_newest_matching(table, extra), (expr, *bounds, limit)):
+                found[(table, stored[0])] = _row(table, stored, words)
 
 
 def _by_rarity(db, tables, words: list[_Word], limit: int, within=None) -> list[_Row]:
@@ -430,12 +470,12 @@ def _newest(db, tables, limit: int, within: tuple[int, int]) -> list[_Row]:
     """The newest `limit` entries of a range of rows, whatever words they hold."""
     rows = []
     for table in tables:
-        for rowid, *columns in db.execute(
+        for stored in db.execute(
             f"SELECT {search_index.STORED} FROM {table}_content "
             "WHERE id BETWEEN ? AND ? ORDER BY id DESC LIMIT ?",
             (*within, limit),
         ):
-            rows.append(_row(table, rowid, columns, []))
+            rows.append(_row(table, stored, []))
     rows.sort(key=lambda row: row.rowid, reverse=True)
     return rows[:limit]
 
@@ -771,22 +811,19 @@ def _of_days(db, pool: _Pool, ranges, words: list[_Word]) -> list[_Row]:
                     if (row.table, row.rowid) not in found:
                         extra[(row.table, row.rowid)] = row
         for row in sorted(extra.values(), key=lambda row: row.rowid, reverse=True):
-            row.weight, row.matched = _score(words, set(row.words or ()))
+            row.weight, row.matched = _holds(words, row.text or "")
             best.append(row)
             if len(best) >= ranking.POOL:
                 break
     return best
 
 
-def _row(table: str, rowid: int, columns, words: list[_Word]) -> _Row:
+def _row(table: str, stored: tuple, words: list[_Word]) -> _Row:
     """A row read from the index (search_index.STORED), with the query words it holds
     (in its words or its heading's) and what they weigh."""
-    text, context, first, last, heading = columns
-    entry_words, heading_words = text.split(), context.split() if context else []
-    total, matched = _score(words, {*entry_words, *heading_words} if heading_words else entry_words)
-    row = _Row(rowid, table, first, last, heading, total, matched)
-    row.words, row.context = entry_words, heading_words
-    return row
+    rowid, text, context, first, last, heading = stored
+    total, matched = _holds(words, f"{text} {context}" if context else text)
+    return _Row(rowid, table, first, last, heading, total, matched, 0, text, context)
 
 
 def _same_file(a: int, b: int) -> bool:
@@ -799,7 +836,7 @@ def _own(row: _Row, context: _Context) -> float:
     if not row.matched and not date_weight:
         return 0.0  # no query word in it or its heading, no day the query names
     return ranking.score(
-        row.words or [],
+        row.words,
         context.forms,
         context.weights,
         context.pairs,
@@ -809,26 +846,21 @@ def _own(row: _Row, context: _Context) -> float:
     ).own
 
 
-_LOAD_CHUNK = 500  # row ids per statement (SQLite allows 32,766 parameters)
-
-
 def _load(db, keys: Iterable[tuple[str, int]], words: list[_Word]) -> dict[tuple[str, int], _Row]:
     """The rows `keys` (table, row id) that exist, read from the tables' content with one
-    statement per table and chunk of row ids."""
+    statement per table (the ids passed as one JSON array: the same statement whatever
+    their number, so SQLite keeps it prepared)."""
     by_table: dict[str, list[int]] = {}
     for table, rowid in keys:
         by_table.setdefault(table, []).append(rowid)
     found: dict[tuple[str, int], _Row] = {}
     for table, rowids in by_table.items():
-        rowids = sorted(set(rowids))
-        for start in range(0, len(rowids), _LOAD_CHUNK):
-            chunk = rowids[start : start + _LOAD_CHUNK]
-            for rowid, *columns in db.execute(
-                f"SELECT {search_index.STORED} FROM {table}_content "
-                f"WHERE id IN ({','.join('?' * len(chunk))})",
-                chunk,
-            ):
-                found[(table, rowid)] = _row(table, rowid, columns, words)
+        for stored in db.execute(
+            f"SELECT {search_index.STORED} FROM {table}_content "
+            "WHERE id IN (SELECT value FROM json_each(?))",
+            (f"[{','.join(map(str, rowids))}]",),
+        ):
+            found[(table, stored[0])] = _row(table, stored, words)
     return found
 
 
@@ -901,8 +933,8 @@ def _gathered(
         for near in (rowid - 1, rowid + 1)  # row ids count down within a file
         if _same_file(near, rowid)
     }
-    wanted |= {(row.table, row.rowid) for row in rows[ranking.POOL :] if row.words is None}
-    known = {(row.table, row.rowid): row for row in [*rows, *days] if row.words is not None}
+    wanted |= {(row.table, row.rowid) for row in rows[ranking.POOL :] if row.text is None}
+    known = {(row.table, row.rowid): row for row in [*rows, *days] if row.text is not None}
     known.update(_load(db, wanted - set(known), context.words))
     head = [known[key] for key in head_keys if key in known]
     placed = {(row.table, row.rowid) for row in head}

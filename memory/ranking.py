@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 K1 = 1.2  # term frequency saturation
 B = 0.5  # how much an entry's length counts (0: not at all, 1: fully)
@@ -45,10 +45,14 @@ def idf(df: int, entries: int) -> float:
     return float(round(1000 * math.log(1 + (entries - df + 0.5) / (df + 0.5))))
 
 
-def term(weight: float, tf: float, length: int, average: float) -> float:
-    """BM25's term weight: `weight` (an idf, thousandths) × tf·(K1+1) / (tf + K1·(1 − B +
-    B·length/average))."""
-    norm = K1 * (1 - B + B * length / average) if average > 0 else K1
+def length_norm(length: int, average: float) -> float:
+    """BM25's length normalisation of an entry of `length` words: K1·(1 − B + B·length/average)."""
+    return K1 * (1 - B + B * length / average) if average > 0 else K1
+
+
+def term(weight: float, tf: float, norm: float) -> float:
+    """BM25's term weight: `weight` (an idf, thousandths) × tf·(K1+1) / (tf + norm), `norm`
+    the entry's length_norm."""
     return weight * tf * (K1 + 1) / (tf + norm)
 
 
@@ -63,8 +67,7 @@ def pairs_of(sequence: Sequence[str], words: Sequence[str]) -> tuple[tuple[int, 
     return tuple(found)
 
 
-@dataclass(frozen=True)
-class Scored:
+class Scored(NamedTuple):
     own: float  # the entry's own score
     matched: tuple[int, ...]  # the query words it holds (indexes), in query order
 
@@ -85,7 +88,7 @@ def score(
     `date_weight` the weight of the date the query names (0 when the entry's note is not
     of such a day), and `heading` the folded words of the heading it sits under (a query
     word there counts HEADING times as often as in the entry: the page's topic)."""
-    length = len(entry_words)
+    norm = length_norm(len(entry_words), average)
     tf: dict[int, int] = {}
     if len(forms) <= COUNTED_FORMS:  # each form counted in C: the usual query
         for form, indexes in forms.items():
@@ -103,24 +106,25 @@ def score(
             frequency[index] = frequency.get(index, 0) + HEADING
     total = 0.0
     for index in sorted(frequency):
-        total += term(weights[index], frequency[index], length, average)
-    wanted = [pair for pair in pairs if pair[0] in tf and pair[1] in tf]
+        total += term(weights[index], frequency[index], norm)
+    wanted = [pair for pair in pairs if pair[0] in tf and pair[1] in tf] if pairs else []
     if wanted:
         together: dict[tuple[int, int], int] = {}
         previous: tuple[int, ...] = ()
         for word in entry_words:
             current = forms.get(word, ())
-            for a in previous:
-                for b in current:
-                    if (a, b) in wanted:
-                        together[(a, b)] = together.get((a, b), 0) + 1
+            if previous and current:
+                for a in previous:
+                    for b in current:
+                        if (a, b) in wanted:
+                            together[(a, b)] = together.get((a, b), 0) + 1
             previous = current
         for a, b in wanted:
             if (a, b) in together:
                 weight = PAIR * (weights[a] + weights[b]) / 2
-                total += term(weight, together[(a, b)], length, average)
+                total += term(weight, together[(a, b)], norm)
     if date_weight:
-        total += term(DATE * date_weight, 1, length, average)
+        total += term(DATE * date_weight, 1, norm)
     return Scored(total, tuple(sorted(tf)))
 
 

@@ -831,10 +831,13 @@ def _same_file(a: int, b: int) -> bool:
 
 
 def _own(row: _Row, context: _Context) -> float:
-    slot = row.rowid >> search_index.ENTRY_BITS
-    date_weight = context.date_weight if slot in context.date_slots else 0
+    """The row's own score (memory.ranking): 0 for one that holds no query word, in its
+    words or its heading's, and is in no note of a day the query names."""
+    date_weight = 0
+    if context.date_slots and row.rowid >> search_index.ENTRY_BITS in context.date_slots:
+        date_weight = context.date_weight
     if not row.matched and not date_weight:
-        return 0.0  # no query word in it or its heading, no day the query names
+        return 0.0
     return ranking.score(
         row.words,
         context.forms,
@@ -888,34 +891,37 @@ def _ranked(db, rows: list[_Row], days: list[_Row], context: _Context) -> list[_
     before the line that names it) scored by memory.ranking and ordered by score, newer
     first among equals; past them, the rest in the order of rarity."""
     head, known, placed = _gathered(db, rows, days, context)
-    own: dict[Key, float] = {}
-
-    def own_of(key: Key) -> float:
-        if key not in own:
-            own[key] = _own(known[key], context)
-        return own[key]
-
-    def beside(row: _Row, step: int) -> float:
-        key = (row.table, row.rowid + step)
-        return own_of(key) if key in known and _same_file(row.rowid + step, row.rowid) else 0
-
+    own = {key: _own(row, context) for key, row in known.items()}
     for row in head:
-        own_score = own_of((row.table, row.rowid))
-        # with_neighbour's rule (only an entry holding a query word takes a neighbour's
-        # share), applied before its neighbours are scored: the others never need them.
-        row.score = (
-            ranking.with_neighbour(own_score, beside(row, 1), beside(row, -1), holds_a_word=True)
-            if row.matched
-            else own_score
-        )
+        row.score = own[(row.table, row.rowid)]
+        if row.matched:  # only an entry holding a query word takes a neighbour's share
+            before, after = _beside(row, own)
+            row.score = ranking.with_neighbour(row.score, before, after, holds_a_word=True)
     ranked = sorted(head, key=lambda row: (ranking.shown(row.score), row.rowid), reverse=True)
     for row in rows[ranking.POOL :]:
         key = (row.table, row.rowid)
         if key not in placed and key in known:
             row = known[key]
-            row.score = own_of(key)
+            row.score = own[key]
             ranked.append(row)
     return ranked
+
+
+def _beside(row: _Row, own: dict[Key, float]) -> tuple[float, float]:
+    """The own scores of the entries before and after `row` in its file (0 for none read:
+    row ids count down within a file)."""
+    rowid, slot = row.rowid, row.rowid >> search_index.ENTRY_BITS
+    before = (
+        own.get((row.table, rowid + 1), 0.0)
+        if (rowid + 1) >> search_index.ENTRY_BITS == slot
+        else 0.0
+    )
+    after = (
+        own.get((row.table, rowid - 1), 0.0)
+        if (rowid - 1) >> search_index.ENTRY_BITS == slot
+        else 0.0
+    )
+    return before, after
 
 
 def _gathered(
@@ -923,28 +929,29 @@ def _gathered(
 ) -> tuple[list[_Row], dict[Key, _Row], set[Key]]:
     """(the rows to score: the candidates and the neighbours that joined them, those that
     can be hits; every row read, by key; the keys of the candidates and neighbours)."""
-    head_keys: list[Key] = []
-    for row in [*rows[: ranking.POOL], *days]:
-        if (row.table, row.rowid) not in head_keys:
-            head_keys.append((row.table, row.rowid))
-    wanted = set(head_keys) | {
+    head_keys = list(
+        dict.fromkeys((row.table, row.rowid) for row in [*rows[: ranking.POOL], *days])
+    )
+    # Each candidate's next entry in its file, then the one before (row ids count down
+    # within a file).
+    near_keys = [
         (table, near)
         for table, rowid in head_keys
-        for near in (rowid - 1, rowid + 1)  # row ids count down within a file
+        for near in (rowid - 1, rowid + 1)
         if _same_file(near, rowid)
-    }
-    wanted |= {(row.table, row.rowid) for row in rows[ranking.POOL :] if row.text is None}
+    ]
     known = {(row.table, row.rowid): row for row in [*rows, *days] if row.text is not None}
-    known.update(_load(db, wanted - set(known), context.words))
+    wanted = {*head_keys, *near_keys}
+    wanted.update((row.table, row.rowid) for row in rows[ranking.POOL :] if row.text is None)
+    wanted.difference_update(known)
+    known.update(_load(db, wanted, context.words))
     head = [known[key] for key in head_keys if key in known]
     placed = {(row.table, row.rowid) for row in head}
     candidates = len(head)
-    for table, rowid in head_keys:
-        for near in (rowid - 1, rowid + 1):  # the next entry of the file, then the one before
-            key = (table, near)
-            if key in known and key not in placed and _same_file(near, rowid):
-                head.append(known[key])
-                placed.add(key)
+    for key in near_keys:
+        if key not in placed and key in known:
+            head.append(known[key])
+            placed.add(key)
     _read_outer(db, head[candidates:], known, context)
     # A hit holds a query word, or stands in a note of a day the query names.
     head = [

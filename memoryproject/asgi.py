@@ -23,9 +23,8 @@ from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryproject.settings")
 # Sets Django up before the MCP app is imported. Requests of one process run on up to
-# DJANGO_THREADS threads at once (the rest wait their turn in the event loop).
-DJANGO_THREADS = 8
-_django_wsgi = WSGIMiddleware(get_wsgi_application(), workers=DJANGO_THREADS)
+# WEB_THREADS threads at once (the rest wait their turn in the event loop).
+_django_wsgi = WSGIMiddleware(get_wsgi_application(), workers=settings.WEB_THREADS)
 
 
 async def django_app(scope, receive, send) -> None:

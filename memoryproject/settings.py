@@ -320,6 +320,11 @@ LOGIN_REDIRECT_URL = "/manage/memory/"
 # reads Content-Length. Django's own limit is off so that no second, different answer (a
 # 400) exists for the same request.
 MEMORY_MAX_BODY_BYTES = env_int("MEMORY_MAX_BODY_BYTES", 2 * 1024 * 1024)
+# Threads a web worker runs Django on (memoryproject.asgi). Few: Python runs one at a time,
+# and with 8, 20 agents searching at once waited unevenly (p95 250–400 ms against 180–240
+# with 2–4, docs/decisions.md, "Deployment"); more than one, so a request waiting on a
+# lock or a build does not hold up the worker.
+WEB_THREADS = env_int("WEB_THREADS", 4)
 # MCP streams (GET /mcp, held open until the client leaves) one token may hold at once in
 # one web process; one more is 429 (memory.mcp.http, SPEC §16).
 MEMORY_MCP_STREAMS_PER_TOKEN = env_int("MEMORY_MCP_STREAMS_PER_TOKEN", 4)

@@ -22,7 +22,10 @@ VOCABULARY = (
     "chợ rau huyết áp ngủ chạy công viên mẹ điện nước tiếng Anh báo ô tô xe máy bảo hiểm "
     "the meeting notes project deadline coffee Anna blood pressure reading book docs "
     "docstring review deploy server backup report budget travel flight hotel dentist "
-    "eco retreat invoice contract call doc an o ho 心跳 大同旅游 东京 서울 ソウル"
+    "eco retreat invoice contract call doc an o ho 心跳 大同旅游 东京 서울 ソウル "
+    # "book" starts more words than search.FEW_FORMS: an entry's words are then looked up
+    # in a set, where fewer are looked for in its text
+    "booking bookish booklet bookcase bookend bookmark bookshelf bookstore bookworm"
 ).split()
 QUERY_WORDS = VOCABULARY + [
     "sach",

@@ -910,18 +910,11 @@ def _ranked(db, rows: list[_Row], days: list[_Row], context: _Context) -> list[_
 def _beside(row: _Row, own: dict[Key, float]) -> tuple[float, float]:
     """The own scores of the entries before and after `row` in its file (0 for none read:
     row ids count down within a file)."""
-    rowid, slot = row.rowid, row.rowid >> search_index.ENTRY_BITS
-    before = (
-        own.get((row.table, rowid + 1), 0.0)
-        if (rowid + 1) >> search_index.ENTRY_BITS == slot
-        else 0.0
+    before, after = (row.table, row.rowid + 1), (row.table, row.rowid - 1)
+    return (
+        own.get(before, 0.0) if _same_file(row.rowid + 1, row.rowid) else 0.0,
+        own.get(after, 0.0) if _same_file(row.rowid - 1, row.rowid) else 0.0,
     )
-    after = (
-        own.get((row.table, rowid - 1), 0.0)
-        if (rowid - 1) >> search_index.ENTRY_BITS == slot
-        else 0.0
-    )
-    return before, after
 
 
 def _gathered(

@@ -321,7 +321,7 @@ LOGIN_REDIRECT_URL = "/manage/memory/"
 # 400) exists for the same request.
 MEMORY_MAX_BODY_BYTES = env_int("MEMORY_MAX_BODY_BYTES", 2 * 1024 * 1024)
 # Threads a web worker runs Django on (memoryproject.asgi). Few: Python runs one at a time,
-# and with 8, 20 agents searching at once waited unevenly (p95 250–400 ms against 180–240
+# and with 8, 20 agents searching at once waited unevenly (p95 207–407 ms against 120–283
 # with 2–4, docs/decisions.md, "Deployment"); more than one, so a request waiting on a
 # lock or a build does not hold up the worker.
 WEB_THREADS = env_int("WEB_THREADS", 4)

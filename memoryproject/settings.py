@@ -267,7 +267,16 @@ WSGI_APPLICATION = "memoryproject.wsgi.application"
 # The SQLite file holds live session keys: `memory_init` makes it readable by this OS user
 # only (0600; SQLite gives its -wal and -shm files the database file's mode).
 DATABASE_URL = env_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'var' / 'memory.sqlite3'}")
-DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=0)}
+# A request thread keeps its connection for DATABASE_CONN_MAX_AGE seconds (checked before
+# reuse): opening one (and SQLite's PRAGMAs) cost every request ~1.5 ms of CPU
+# (docs/decisions.md, "Deployment"). 0 closes it after every request.
+DATABASES = {
+    "default": dj_database_url.parse(
+        DATABASE_URL,
+        conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 600),
+        conn_health_checks=True,
+    )
+}
 _db = DATABASES["default"]
 # Test databases are named per test session (inherited by the processes a test starts, which
 # is why it is put in the environment) so several test runs on one machine never share one.

@@ -849,20 +849,39 @@ def _own(row: _Row, context: _Context) -> float:
     ).own
 
 
-def _load(db, keys: Iterable[tuple[str, int]], words: list[_Word]) -> dict[tuple[str, int], _Row]:
+def _load(
+    db, keys: Iterable[tuple[str, int]], words: list[_Word], *, holding: bool = False
+) -> dict[tuple[str, int], _Row]:
     """The rows `keys` (table, row id) that exist, read from the tables' content with one
     statement per table (the ids passed as one JSON array: the same statement whatever
-    their number, so SQLite keeps it prepared)."""
+    their number, so SQLite keeps it prepared). With `holding`, only those holding a query
+    word — told apart inside SQLite when every query word has few forms (FEW_FORMS: ` form `
+    looked for in the entry's words and its heading's, as _holds does), so the rest never
+    become rows; the others are all read."""
     by_table: dict[str, list[int]] = {}
     for table, rowid in keys:
         by_table.setdefault(table, []).append(rowid)
+    forms = [form for word in words for form in word.padded or ()]
+    sifted = holding and all(word.padded is not None for word in words)
     found: dict[tuple[str, int], _Row] = {}
     for table, rowids in by_table.items():
-        for stored in db.execute(
-            f"SELECT {search_index.STORED} FROM {table}_content "
-            "WHERE id IN (SELECT value FROM json_each(?))",
-            (f"[{','.join(map(str, rowids))}]",),
-        ):
+        ids = f"[{','.join(map(str, rowids))}]"
+        if sifted:
+            holds = " OR ".join(["instr(padded, ?)"] * len(forms)) or "0"
+            rows = db.execute(
+                f"SELECT {search_index.STORED} FROM (SELECT {search_index.STORED}, "
+                "' ' || c0 || ' ' || ifnull(c1, '') || ' ' AS padded "
+                f"FROM {table}_content WHERE id IN (SELECT value FROM json_each(?))) "
+                f"WHERE {holds}",
+                (ids, *forms),
+            )
+        else:
+            rows = db.execute(
+                f"SELECT {search_index.STORED} FROM {table}_content "
+                "WHERE id IN (SELECT value FROM json_each(?))",
+                (ids,),
+            )
+        for stored in rows:
             found[(table, stored[0])] = _row(table, stored, words)
     return found
 
@@ -882,7 +901,7 @@ def _read_outer(db, joined: list[_Row], known: dict[Key, _Row], context: _Contex
         if _same_file(near, row.rowid) and (row.table, near) not in known
     }
     if outer:
-        known.update(_load(db, outer, context.words))
+        known.update(_load(db, outer, context.words, holding=not context.date_slots))
 
 
 def _ranked(db, rows: list[_Row], days: list[_Row], context: _Context) -> list[_Row]:
@@ -934,10 +953,14 @@ def _gathered(
         if _same_file(near, rowid)
     ]
     known = {(row.table, row.rowid): row for row in [*rows, *days] if row.text is not None}
-    wanted = {*head_keys, *near_keys}
+    wanted = set(head_keys)
     wanted.update((row.table, row.rowid) for row in rows[ranking.POOL :] if row.text is None)
     wanted.difference_update(known)
     known.update(_load(db, wanted, context.words))
+    # A neighbour holding no query word scores 0 and is no hit (but in a note of a day
+    # the query names): only those holding one are read.
+    near = set(near_keys).difference(known)
+    known.update(_load(db, near, context.words, holding=not context.date_slots))
     head = [known[key] for key in head_keys if key in known]
     placed = {(row.table, row.rowid) for row in head}
     candidates = len(head)

@@ -63,7 +63,6 @@ class MemorySearchView(APIView):
         if agent_id:
             # Access first: another agent's token learns nothing, not even whether it exists.
             require_agent_access(request, agent_id)
-            get_agent_or_404(agent_id)
         query = Query.parse(data["q"])
         window = search.search_window(
             query, agent_id=agent_id, offset=data["offset"], limit=data["limit"]

@@ -4,6 +4,7 @@ Only proposals/actions.py changes a proposal's status.
 """
 
 from django.db import models
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 
@@ -120,7 +121,9 @@ class Notice(models.Model):
     """One notification that proposals wait (memory.jobs.notify): when, through which
     channels, and the newest proposal it told of — the next notice needs a newer one."""
 
-    sent_at = models.DateTimeField(auto_now_add=True)
+    # The moment notify_pending decided on (now, unless a caller says when): the next
+    # notice is due by the same clock.
+    sent_at = models.DateTimeField(default=timezone.now)
     reason = models.CharField(max_length=30)  # "time of day", "pending count"
     pending = models.PositiveIntegerField(default=0)
     newest_proposal = models.PositiveBigIntegerField(default=0)

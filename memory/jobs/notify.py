@@ -283,7 +283,11 @@ def notify_pending(now: dt.datetime | None = None) -> Notice | None:
     new = sum(1 for p in pending if p.pk > told)
     done = _deliver(digest(pending, new=new, now=now), what="digest")
     return Notice.objects.create(
-        reason=reason, pending=len(pending), newest_proposal=newest, channels=_channels(done)
+        sent_at=now,
+        reason=reason,
+        pending=len(pending),
+        newest_proposal=newest,
+        channels=_channels(done),
     )
 
 

@@ -70,7 +70,8 @@ def load(index: sqlite3.Connection, pg: psycopg.Connection) -> float:
             for row in index.execute("SELECT id, token FROM tokens"):
                 copy.write_row(row)
         cursor.execute("CREATE INDEX entries_words ON entries USING gin(words)")
-        cursor.execute("CREATE INDEX entries_rank ON entries(scope, rid DESC)")
+        # rid as the index stores it (search_index.FLIP − rowid): newest first is ascending
+        cursor.execute("CREATE INDEX entries_rank ON entries(scope, rid)")
         cursor.execute("CREATE INDEX tokens_trgm ON tokens USING gin(token gin_trgm_ops)")
         cursor.execute("ANALYZE entries")
         cursor.execute("ANALYZE tokens")
@@ -102,7 +103,7 @@ def sqlite_query(index: sqlite3.Connection, words: list[str], scope: int) -> lis
     return [
         row[0]
         for row in index.execute(
-            f"SELECT rowid FROM e{scope} WHERE e{scope} MATCH ? ORDER BY rowid DESC LIMIT 12",
+            f"SELECT rowid FROM e{scope} WHERE e{scope} MATCH ? ORDER BY rowid LIMIT 12",
             (" AND ".join(expanded),),
         )
     ]
@@ -122,7 +123,7 @@ def pg_query(pg: psycopg.Connection, words: list[str], scope: int) -> list[int]:
             parts.append("(" + " | ".join("'" + t.replace("'", "''") + "'" for t in found) + ")")
         cursor.execute(
             "SELECT rid FROM entries WHERE scope = %s AND words @@ to_tsquery('simple', %s) "
-            "ORDER BY rid DESC LIMIT 12",
+            "ORDER BY rid LIMIT 12",
             (scope, " & ".join(parts)),
         )
         return [row[0] for row in cursor.fetchall()]

@@ -334,15 +334,16 @@ def _holds(words: list[_Word], text: str) -> tuple[int, tuple[int, ...]]:
 def _within(clause: tuple[int, int] | None) -> tuple[str, list[int]]:
     if clause is None:
         return "", []
-    return " AND rowid BETWEEN ? AND ?", list(clause)
+    return " AND rowid BETWEEN ? AND ?", list(search_index.stored_range(*clause))
 
 
 def _newest_matching(table: str, extra: str) -> str:
     """The newest rows of `table` that MATCH (and `extra`), up to a LIMIT: their row ids found
-    by the FTS5 table, their columns read from its content (search_index.STORED)."""
+    by the FTS5 table (stored newest first, search_index.FLIP), their columns read from its
+    content (search_index.STORED)."""
     return (
         f"SELECT {search_index.STORED} FROM {table}_content WHERE id IN (SELECT rowid FROM "
-        f"{table} WHERE {table} MATCH ?{extra} ORDER BY rowid DESC LIMIT ?)"
+        f"{table} WHERE {table} MATCH ?{extra} ORDER BY rowid LIMIT ?)"
     )
 
 
@@ -376,7 +377,10 @@ def _weighed(db, table: str, words: list[_Word], which: list[int], within) -> sq
     extra, bounds = _within(within)
     parts, params = [], []
     for index in which:
-        parts.append(f"SELECT rowid AS r, ? AS w FROM {table} WHERE {table} MATCH ?{extra}")
+        parts.append(
+            f"SELECT {search_index.FLIP} - rowid AS r, ? AS w FROM {table} "
+            f"WHERE {table} MATCH ?{extra}"
+        )
         params += [words[index].weight, words[index].expr, *bounds]
     return db.execute(
         f"SELECT r, sum(w) AS total FROM ({' UNION ALL '.join(parts)}) GROUP BY r "
@@ -472,8 +476,8 @@ def _newest(db, tables, limit: int, within: tuple[int, int]) -> list[_Row]:
     for table in tables:
         for stored in db.execute(
             f"SELECT {search_index.STORED} FROM {table}_content "
-            "WHERE id BETWEEN ? AND ? ORDER BY id DESC LIMIT ?",
-            (*within, limit),
+            "WHERE id BETWEEN ? AND ? ORDER BY id LIMIT ?",
+            (*search_index.stored_range(*within), limit),
         ):
             rows.append(_row(table, stored, []))
     rows.sort(key=lambda row: row.rowid, reverse=True)
@@ -865,11 +869,11 @@ def _load(
     sifted = holding and all(word.padded is not None for word in words)
     found: dict[tuple[str, int], _Row] = {}
     for table, rowids in by_table.items():
-        ids = f"[{','.join(map(str, rowids))}]"
+        ids = f"[{','.join(str(search_index.stored(rowid)) for rowid in rowids)}]"
         if sifted:
             holds = " OR ".join(["instr(padded, ?)"] * len(forms)) or "0"
             rows = db.execute(
-                f"SELECT {search_index.STORED} FROM (SELECT {search_index.STORED}, "
+                f"SELECT {search_index.STORED} FROM (SELECT *, "
                 "' ' || c0 || ' ' || ifnull(c1, '') || ' ' AS padded "
                 f"FROM {table}_content WHERE id IN (SELECT value FROM json_each(?))) "
                 f"WHERE {holds}",

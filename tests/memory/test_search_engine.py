@@ -184,3 +184,23 @@ def test_a_rebuilt_index_answers_the_same(master, helper_agent, workspace):
     report = search_index.build()
     assert report.files > 50 and report.entries > 400  # date headings are no entries
     assert [_engine(q, master, 12) for q in queries] == before
+
+
+def test_entries_moved_to_make_room_are_found_as_before(
+    master, helper_agent, workspace, monkeypatch
+):
+    """A file ranked between two others takes a slot between theirs; where none is left, the
+    files around it move their entries to new slots (search_index._respace): search still
+    finds exactly what the rules find, neighbours and all."""
+    monkeypatch.setattr(search_index, "SLOT_GAP", 2)
+    respaced = []
+    respace = search_index._respace
+    monkeypatch.setattr(
+        search_index, "_respace", lambda *args: respaced.append(args) or respace(*args)
+    )
+    r = generate(workspace, 4)
+    search_index.build()
+    for suffix in "abcdefgh":  # one day: each between the last and the next day's note
+        files.append(f"memory/2024-06-01-{suffix}.md", f"- 09:00 {_line(r)}\n", create_with="")
+    _compare(workspace, master, helper_agent, _queries(r, 15))
+    assert respaced

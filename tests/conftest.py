@@ -56,6 +56,17 @@ def _live_server_backlog():
 
 
 @pytest.fixture(autouse=True, scope="session")
+def _connections_closed_after_each_request():
+    """Threads a test starts make requests and end without closing their database
+    connection: kept (DATABASE_CONN_MAX_AGE), it outlived the run and PostgreSQL refused to
+    drop the test database. Closed after each request here, as with DATABASE_CONN_MAX_AGE=0;
+    processes a test starts keep the real setting."""
+    from django.conf import settings as django_settings
+
+    django_settings.DATABASES["default"]["CONN_MAX_AGE"] = 0
+
+
+@pytest.fixture(autouse=True, scope="session")
 def _fast_password_hasher():
     """Django's PBKDF2 takes about half a second per password on a small machine, and most
     tests create the owner: the session hashes with MD5 (Django's advice for test suites).

@@ -254,7 +254,7 @@ STORED = f"{FLIP} - id, c0, c1, c2, c3, c4"
 
 
 def stored(rowid: int) -> int:
-    """The id the entry `rowid` is stored under (and back: FLIP − FLIP − rowid)."""
+    """The id the entry `rowid` is stored under; its own inverse (the rowid of a stored id)."""
     return FLIP - rowid
 
 

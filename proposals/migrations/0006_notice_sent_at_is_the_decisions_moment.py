@@ -5,15 +5,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('proposals', '0005_reasons_and_reapply'),
+        ("proposals", "0005_reasons_and_reapply"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='notice',
-            name='sent_at',
+            model_name="notice",
+            name="sent_at",
             field=models.DateTimeField(default=django.utils.timezone.now),
         ),
     ]

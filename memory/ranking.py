@@ -89,7 +89,7 @@ def score(
     of such a day), and `heading` the folded words of the heading it sits under (a query
     word there counts HEADING times as often as in the entry: the page's topic)."""
     norm = length_norm(len(entry_words), average)
-    tf: dict[int, int] = {}
+    tf: dict[int, float] = {}  # whole counts
     if len(forms) <= COUNTED_FORMS:  # each form counted in C: the usual query
         for form, indexes in forms.items():
             times = entry_words.count(form)
@@ -100,14 +100,17 @@ def score(
         for word in entry_words:
             for index in forms.get(word, ()):
                 tf[index] = tf.get(index, 0) + 1
-    frequency: dict[int, float] = dict(tf)
-    for word in heading:
-        for index in forms.get(word, ()):
-            frequency[index] = frequency.get(index, 0) + HEADING
+    frequency: dict[int, float] = tf
+    if heading:
+        frequency = dict(tf)
+        for word in heading:
+            for index in forms.get(word, ()):
+                frequency[index] = frequency.get(index, 0) + HEADING
     total = 0.0
-    for index in sorted(frequency):
+    for index in sorted(frequency) if len(frequency) > 1 else frequency:
         total += term(weights[index], frequency[index], norm)
-    wanted = [pair for pair in pairs if pair[0] in tf and pair[1] in tf] if pairs else []
+    # A pair needs two words held (most entries scored hold one or every word).
+    wanted = [pair for pair in pairs if pair[0] in tf and pair[1] in tf] if len(tf) > 1 else []
     if wanted:
         together: dict[tuple[int, int], int] = {}
         previous: tuple[int, ...] = ()

@@ -353,10 +353,12 @@ def _full(db, tables, words: list[_Word], limit: int, within=None) -> list[_Row]
         return []
     expr = " AND ".join(word.expr for word in words)
     extra, bounds = _within(within)
+    # Each holds every word: MATCH found them by the words _holds would look for.
+    holds = (sum(word.weight for word in words), tuple(range(len(words))))
     rows: list[_Row] = []
     for table in tables:
         for stored in db.execute(_newest_matching(table, extra), (expr, *bounds, limit)):
-            rows.append(_row(table, stored, words))
+            rows.append(_row(table, stored, words, holds))
     rows.sort(key=lambda row: row.rowid, reverse=True)
     return rows[:limit]
 
@@ -822,11 +824,13 @@ def _of_days(db, pool: _Pool, ranges, words: list[_Word]) -> list[_Row]:
     return best
 
 
-def _row(table: str, stored: tuple, words: list[_Word]) -> _Row:
+def _row(
+    table: str, stored: tuple, words: list[_Word], holds: tuple[int, tuple[int, ...]] | None = None
+) -> _Row:
     """A row read from the index (search_index.STORED), with the query words it holds
-    (in its words or its heading's) and what they weigh."""
+    (in its words or its heading's) and what they weigh — `holds` when the caller knows."""
     rowid, text, context, first, last, heading = stored
-    total, matched = _holds(words, f"{text} {context}" if context else text)
+    total, matched = holds or _holds(words, f"{text} {context}" if context else text)
     return _Row(rowid, table, first, last, heading, total, matched, 0, text, context)
 
 

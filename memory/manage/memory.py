@@ -3,13 +3,15 @@ across scopes, and "consolidate now"."""
 
 from __future__ import annotations
 
+import datetime as dt
 from urllib.parse import quote
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
+from django.template.defaultfilters import floatformat
 from django.urls import reverse
-from django.utils.html import escape
+from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
@@ -428,25 +430,68 @@ def edit_url(agent: Agent, path: str) -> str:
     return reverse("memory-pages:memory-file", args=[agent.pk, path])
 
 
-def hit_links(hit: search.Hit, query: Query) -> dict:
-    """Where a search hit opens (the fact's page, USER.md where it is edited, or the file
-    at its line) and the day of its note."""
-    day = None
+def hit_rows(hits: list[search.Hit], query: Query, *, weights: bool) -> SafeString:
+    """The Search page's table rows, one per hit: the agent (or "user"), where it opens
+    (the fact's page, USER.md where it is edited, or the file at its line) with its heading,
+    the day of its note, the text with the query's words marked, and with `weights` what
+    the hit weighed. Built here rather than in the template: twenty rows through the
+    template language took 2 ms of the page's ~20."""
+    where, day_label, text_label = _("Where"), _("Note date"), _("Matched text")
+    weight_label, user = _("Weight"), _("user")
+    rows = []
+    for hit in hits:
+        url, day = _hit_link(hit, query)
+        place = hit.path
+        if hit.line:
+            place += f":{hit.line}"
+            if hit.end_line and hit.end_line != hit.line:
+                place += f"–{hit.end_line}"
+        heading = format_html(' <span class="muted">{}</span>', hit.heading) if hit.heading else ""
+        shown_day = day.isoformat() if day else mark_safe('<span class="muted">—</span>')
+        weight = ""
+        if weights:
+            weight = format_html(
+                '<td data-label="{}" title="{}">{}</td>',
+                weight_label,
+                ", ".join(hit.matched),
+                floatformat(hit.weight, 3),
+            )
+        rows.append(
+            format_html(
+                '<tr><td data-label="{}"><span class="tag">{}</span> <a href="{}"><code>{}'
+                '</code></a>{}</td><td data-label="{}">{}</td><td class="hit-text" '
+                'data-label="{}">{}</td>{}</tr>',
+                where,
+                hit.agent or user,
+                url,
+                place,
+                heading,
+                day_label,
+                shown_day,
+                text_label,
+                highlight(hit.text, query),
+                weight,
+            )
+        )
+    return mark_safe("\n".join(rows))  # noqa: S308 — each row built by format_html
+
+
+def _hit_link(hit: search.Hit, query: Query) -> tuple[str, dt.date | None]:
+    """Where a search hit opens, and the day of its note (None for any other file)."""
     if hit.agent is None and hit.line is not None:  # USER.md: the "User and facts" tab
-        url = reverse("memory-pages:home") + "#user-body"
-    elif hit.agent is None:  # a fact: users/owner/facts/<name>.md, one entry
+        return reverse("memory-pages:home") + "#user-body", None
+    if hit.agent is None:  # a fact: users/owner/facts/<name>.md, one entry
         name = hit.path.rsplit("/", 1)[-1].removesuffix(".md")
-        url = reverse("memory-pages:fact", args=[name])
-    else:
-        url = reverse("memory-pages:file", args=[hit.agent, hit.path])
-        url += f"?q={quote(query.text)}#L{hit.line}" if hit.line else ""
-        folder, _sep, file_name = hit.path.rpartition("/")
-        if folder == notes.NOTES_DIR:
-            try:
-                day, _suffix = parse_note_name(file_name)
-            except InvalidInput:
-                day = None
-    return {"hit": hit, "url": url, "day": day, "html": highlight(hit.text, query)}
+        return reverse("memory-pages:fact", args=[name]), None
+    url = reverse("memory-pages:file", args=[hit.agent, hit.path])
+    url += f"?q={quote(query.text)}#L{hit.line}" if hit.line else ""
+    folder, _sep, file_name = hit.path.rpartition("/")
+    if folder == notes.NOTES_DIR:
+        try:
+            return url, parse_note_name(file_name)[0]
+        except InvalidInput:
+            pass
+    return url, None
 
 
 # --- search ----------------------------------------------------------------------------
@@ -455,7 +500,7 @@ def hit_links(hit: search.Hit, query: Query) -> dict:
 @owner_required
 def search_page(request: HttpRequest) -> HttpResponse:
     form = SearchForm(request.GET or None)
-    rows: list[dict] = []
+    rows = mark_safe("")
     pager = None
     window = None
     explained = None
@@ -481,7 +526,7 @@ def search_page(request: HttpRequest) -> HttpResponse:
             pager = paginate(
                 request, Counted(window.hits, window.total, window.offset), label=_("results")
             )
-            rows = [hit_links(hit, query) for hit in window.hits]
+            rows = hit_rows(window.hits, query, weights=bool(explained))
     return page(
         request,
         "memory/search.html",

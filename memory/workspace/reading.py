@@ -138,9 +138,13 @@ def read_keyed_many(rels: list[str]) -> dict[str, tuple[str, Stamp] | None]:
             except PathRefused:
                 found[rel] = None
             continue
-        # A name macOS wrote decomposed is found by its composed spelling (as resolve does).
-        parts = spelled_on_disk(base, composed).relative_to(base).parts
-        found[rel] = _read_below(base, list(parts))
+        # A name macOS wrote decomposed is found by its composed spelling (as resolve does;
+        # a name in ASCII has one spelling).
+        if composed.isascii():
+            parts = composed.split("/")
+        else:
+            parts = list(spelled_on_disk(base, composed).relative_to(base).parts)
+        found[rel] = _read_below(base, parts)
     return found
 
 
@@ -168,4 +172,4 @@ def _read_below(base: Path, parts: list[str]) -> tuple[str, Stamp] | None:
         return None
     with open(file_fd, "rb") as handle:
         data = handle.read()
-    return decode_file(data).text, (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+    return decode(data), (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)

@@ -91,7 +91,9 @@ def is_link(rel: str) -> str | None:
 def kind_of(rel: str) -> str:
     """ "file", "dir", "link", "missing" or "other" for `rel`, without following a link
     (and without refusing one: for reports)."""
-    path = spelled_on_disk(root(), check_relative(rel))
+    composed = check_relative(rel)
+    # A name in ASCII has one spelling (and every page asks this of every agent's dirs).
+    path = f"{root()}/{composed}" if composed.isascii() else spelled_on_disk(root(), composed)
     try:
         st = os.lstat(path)
     except (FileNotFoundError, NotADirectoryError):

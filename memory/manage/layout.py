@@ -54,11 +54,16 @@ def agent_or_404(request: HttpRequest, agent_id: str) -> Agent:
     return agent
 
 
-def current_agent(request: HttpRequest) -> Agent:
-    """The agent last viewed in this session, else the default agent."""
+def current_agent(request: HttpRequest, agents: list[Agent] | None = None) -> Agent:
+    """The agent last viewed in this session, else the default agent — found in `agents`
+    (every agent, when the caller has them) without asking the database again."""
     agent_id = request.session.get(SESSION_AGENT)
-    agent = Agent.objects.filter(pk=agent_id).first() if agent_id else None
-    return agent or default_agent()
+    if agents is None:
+        agent = Agent.objects.filter(pk=agent_id).first() if agent_id else None
+        return agent or default_agent()
+    viewed = next((agent for agent in agents if agent_id and agent.pk == agent_id), None)
+    default = next((agent for agent in agents if agent.is_default), None)
+    return viewed or default or default_agent()
 
 
 def page(
@@ -74,8 +79,8 @@ def page(
     """Render a page inside the shared layout: tabs, badge, agent switcher.
 
     `switch` is the URL name (namespaced, taking only `agent_id`) the agent switcher links to."""
-    agent = agent or current_agent(request)
     agents = list(Agent.objects.all())
+    agent = agent or current_agent(request, agents)
     switch_links = [(other, reverse(switch, args=[other.pk])) for other in agents] if switch else []
     base = {
         "tab": tab,

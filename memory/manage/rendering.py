@@ -100,7 +100,7 @@ def matched_spans(text: str, query: Query) -> list[tuple[int, int]]:
     folded_chars: list[str] = []
     origin: list[int] = []
     for index, char in enumerate(text):
-        folded = fold(char)
+        folded = char.lower() if char.isascii() else fold(char)  # fold's own ASCII rule
         folded_chars.append(folded)
         origin.extend([index] * len(folded))
     folded_text = "".join(folded_chars)

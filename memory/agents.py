@@ -26,10 +26,10 @@ MEMORY_ALT_FILE = "memory.md"
 
 
 def get_agent_or_404(agent_id: str) -> Agent:
-    agent = Agent.objects.filter(pk=agent_id).first()
-    if agent is None:
-        raise NotFound(f"No agent {agent_id!r}.")
-    return agent
+    try:
+        return Agent.objects.get(pk=agent_id)  # not first(): no ORDER BY to compile
+    except Agent.DoesNotExist:
+        raise NotFound(f"No agent {agent_id!r}.") from None
 
 
 def create_agent(

@@ -93,11 +93,12 @@ def key_from_header(value: bytes | str) -> str | None:
 def token_for_key(key: str) -> ApiToken:
     """The active token with this key (its last use recorded, to LAST_USED_EVERY).
     Raises BadCredential for an unknown key or an inactive owner."""
-    token = (
-        ApiToken.objects.select_related("user", "agent").filter(key_hash=hash_token(key)).first()
-    )
-    if token is None:
-        raise BadCredential("Invalid token.")
+    # get(), not first(): the key is unique, and an ORDER BY costs every request its
+    # compiling (a third of this lookup).
+    try:
+        token = ApiToken.objects.select_related("user", "agent").get(key_hash=hash_token(key))
+    except ApiToken.DoesNotExist:
+        raise BadCredential("Invalid token.") from None
     if token.user_id and not token.user.is_active:
         raise BadCredential("User inactive.")
     now = timezone.now()

@@ -109,26 +109,42 @@ def score(
     total = 0.0
     for index in sorted(frequency) if len(frequency) > 1 else frequency:
         total += term(weights[index], frequency[index], norm)
-    # A pair needs two words held (most entries scored hold one or every word).
-    wanted = [pair for pair in pairs if pair[0] in tf and pair[1] in tf] if len(tf) > 1 else []
-    if wanted:
-        together: dict[tuple[int, int], int] = {}
-        previous: tuple[int, ...] = ()
-        for word in entry_words:
-            current = forms.get(word, ())
-            if previous and current:
-                for a in previous:
-                    for b in current:
-                        if (a, b) in wanted:
-                            together[(a, b)] = together.get((a, b), 0) + 1
-            previous = current
-        for a, b in wanted:
-            if (a, b) in together:
-                weight = PAIR * (weights[a] + weights[b]) / 2
-                total += term(weight, together[(a, b)], norm)
+    if pairs and len(tf) > 1:  # a pair needs two words held (most entries hold one or all)
+        total = _with_pairs(total, entry_words, forms, weights, pairs, tf, norm)
     if date_weight:
         total += term(DATE * date_weight, 1, norm)
     return Scored(total, tuple(sorted(tf)))
+
+
+def _with_pairs(
+    total: float,
+    entry_words: Sequence[str],
+    forms: Mapping[str, tuple[int, ...]],
+    weights: Sequence[float],
+    pairs: Iterable[tuple[int, int]],
+    tf: Mapping[int, float],
+    norm: float,
+) -> float:
+    """`total` with what the query's pairs that stand side by side in the entry add (PAIR),
+    one by one."""
+    wanted = [pair for pair in pairs if pair[0] in tf and pair[1] in tf]
+    if not wanted:
+        return total
+    together: dict[tuple[int, int], int] = {}
+    previous: tuple[int, ...] = ()
+    for word in entry_words:
+        current = forms.get(word, ())
+        if previous and current:
+            for a in previous:
+                for b in current:
+                    if (a, b) in wanted:
+                        together[(a, b)] = together.get((a, b), 0) + 1
+        previous = current
+    for a, b in wanted:
+        if (a, b) in together:
+            weight = PAIR * (weights[a] + weights[b]) / 2
+            total += term(weight, together[(a, b)], norm)
+    return total
 
 
 def with_neighbour(own: float, before: float, after: float = 0.0, *, holds_a_word: bool) -> float:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import NamedTuple
 
 K1 = 1.2  # term frequency saturation
 B = 0.5  # how much an entry's length counts (0: not at all, 1: fully)
@@ -67,11 +66,6 @@ def pairs_of(sequence: Sequence[str], words: Sequence[str]) -> tuple[tuple[int, 
     return tuple(found)
 
 
-class Scored(NamedTuple):
-    own: float  # the entry's own score
-    matched: tuple[int, ...]  # the query words it holds (indexes), in query order
-
-
 def score(
     entry_words: Sequence[str],
     forms: Mapping[str, tuple[int, ...]],
@@ -80,7 +74,7 @@ def score(
     average: float,
     date_weight: float = 0.0,
     heading: Sequence[str] = (),
-) -> Scored:
+) -> float:
     """The own score of an entry whose folded words, in order and with repeats, are
     `entry_words`: `forms` maps each word of the text a query word matches to the query
     words it stands for, `weights` are the query words' idf (thousandths), `pairs` the
@@ -113,7 +107,7 @@ def score(
         total = _with_pairs(total, entry_words, forms, weights, pairs, tf, norm)
     if date_weight:
         total += term(DATE * date_weight, 1, norm)
-    return Scored(total, tuple(sorted(tf)))
+    return total
 
 
 def _with_pairs(

@@ -854,7 +854,7 @@ def _own(row: _Row, context: _Context) -> float:
         context.average,
         date_weight,
         row.context,
-    ).own
+    )
 
 
 def _load(

@@ -249,7 +249,7 @@ def reference_search(query: str, entries: list[Entry], *, limit: int = 12) -> li
             average,
             date_weight if in_days else 0,
             entry.heading,
-        ).own
+        )
 
     scores = [
         ranking.with_neighbour(

@@ -568,6 +568,7 @@ def _hits(
     if stale:
         raise _Stale(stale)
     hits = []
+    lines_of: dict[int, list[str]] = {}  # a file's lines, split once for all its hits
     for row in rows:
         slot = row.rowid >> search_index.ENTRY_BITS
         path = files[slot][0]
@@ -580,8 +581,9 @@ def _hits(
             shown, first, last, heading = entry.text, None, None, None
             tokens = set(entry.tokens)
         else:
-            lines = original.split("\n")
-            block = lines[row.first : row.last + 1]
+            if slot not in lines_of:
+                lines_of[slot] = original.split("\n")
+            block = lines_of[slot][row.first : row.last + 1]
             shown = " ".join(line.strip() for line in block if line.strip())
             tokens = set(search_index._find_words(text_rules.fold("\n".join(block))))
             tokens.update(row.context)

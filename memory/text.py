@@ -49,10 +49,11 @@ def _mark_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
 def fold(text: str) -> str:
     """NFD, drop combining marks, đ→d / Đ→D, casefold: `Sách ĐANG đọc` → `sach dang doc`.
 
-    Length is not preserved (NFD splits characters); use fold_keep_length when offsets
-    into the original text matter. Folding works character by character (marks are
-    dropped, so their reordering by NFD does not matter), so a newline stays a newline and
-    the folded text has the same lines as the original.
+    Length is not preserved (NFD splits characters): where offsets into the original
+    text matter, fold it a character at a time (memory.manage.rendering.matched_spans).
+    Folding works character by character (marks are dropped, so their reordering by NFD
+    does not matter), so a newline stays a newline and the folded text has the same lines
+    as the original.
     """
     if text.isascii():
         return text.lower()  # ASCII: NFD changes nothing and casefold is lower

@@ -301,9 +301,11 @@ class Keeper:
     def run(self, stop: threading.Event) -> None:
         """Keep the index until `stop` is set: watch (or poll), build when there is no
         usable index, apply the change log, retire old generations."""
+        # The watch first: the first state this keeper publishes already says how hand
+        # edits are found (its heartbeat said "poll" while the watch was being set up).
+        self._start_watch()
         beat = threading.Thread(target=self._beat, args=(stop,), name="search-beat", daemon=True)
         beat.start()
-        self._start_watch()
         try:
             while not stop.is_set():
                 try:

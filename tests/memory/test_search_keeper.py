@@ -107,6 +107,26 @@ def test_a_hand_edit_is_in_search_within_two_seconds(workspace, keeper, settings
     assert status["hand_edits"] == "inotify" and status["hand_edit_bound_seconds"] == 2.0
 
 
+def test_a_keepers_first_heartbeat_already_says_how_hand_edits_are_found(
+    workspace, keeper, monkeypatch
+):
+    """/healthz reads the keeper's heartbeat: one written while the watch was being set up
+    said "found by a stat of every file, within 30 s" for a watched workspace."""
+    written: list[dict] = []
+    write = search_store.write_state
+
+    def recording(state: dict, directory: Path) -> None:
+        written.append(dict(state))
+        write(state, directory)
+
+    monkeypatch.setattr(search_store, "write_state", recording)
+    keeper()
+    assert written, "the keeper wrote no heartbeat"
+    assert written[0]["watch"] == "inotify"
+    assert written[0]["why"].startswith("inotify on ")
+    assert search_keeper.status()["hand_edits"] == "inotify"
+
+
 def test_a_hand_edit_of_user_md_is_in_the_owners_search_within_two_seconds(
     master, workspace, keeper, settings
 ):

@@ -2,58 +2,30 @@
 except `/mcp`, the MCP server's Streamable HTTP endpoint (memory/mcp/http.py), on the same
 port. The lifespan starts the MCP transport's session manager; Django has none.
 
-Django is served by its WSGI handler on a pool of threads (a2wsgi), not by its ASGI
-handler: every view and most middleware here are synchronous, and Django's ASGI handler
-crosses between the event loop and a thread at each change of mode — about twelve hops a
-request, 3–4 ms of a trivial GET — where the WSGI handler runs a whole request on one
-thread (docs/decisions.md, "Deployment").
+Django is served by its WSGI handler on a pool of threads (memoryproject.wsgi_threads),
+not by its ASGI handler: every view and most middleware here are synchronous, and Django's
+ASGI handler crosses between the event loop and a thread at each change of mode — about
+twelve hops a request, 3–4 ms of a trivial GET — where the WSGI handler runs a whole
+request on one thread, reached once each way (docs/decisions.md, "Deployment").
 
 In front of both, `LimitBody` refuses a body over MEMORY_MAX_BODY_BYTES (413, SPEC §17)
 as it streams in, before anyone reads or stores it; without it a chunked upload of any
 size, with or without credentials, sat on disk before the 401. Django is given a body only
-once it has all come in (`django_app`), so a body over the limit is 413 whatever Django
-would have answered first."""
+once it has all come in, so a body over the limit is 413 whatever Django would have
+answered first, and the request's thread never waits on the event loop for bytes."""
 
 import json
 import os
 
-from a2wsgi import WSGIMiddleware
 from django.conf import settings
 from django.core.wsgi import get_wsgi_application
+
+from memoryproject.wsgi_threads import WsgiOnThreads
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryproject.settings")
 # Sets Django up before the MCP app is imported. Requests of one process run on up to
 # WEB_THREADS threads at once (the rest wait their turn in the event loop).
-_django_wsgi = WSGIMiddleware(get_wsgi_application(), workers=settings.WEB_THREADS)
-
-
-async def django_app(scope, receive, send) -> None:
-    """Django, given the whole body before it starts (as its ASGI handler did): so every
-    body over the limit meets LimitBody's 413 whatever Django would answer first, and the
-    request's thread never waits on the event loop for bytes. The body is in memory at
-    most MEMORY_MAX_BODY_BYTES (LimitBody stops it there)."""
-    if scope["type"] != "http":
-        await _django_wsgi(scope, receive, send)
-        return
-    chunks = []
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return  # the client left (or LimitBody refused the body): no request to run
-        chunks.append(message.get("body", b""))
-        if not message.get("more_body", False):
-            break
-    whole = {"type": "http.request", "body": b"".join(chunks), "more_body": False}
-    given = False
-
-    async def replay():
-        nonlocal given
-        if not given:
-            given = True
-            return whole
-        return await receive()  # after the body: only a disconnect can come
-
-    await _django_wsgi(scope, replay, send)
+django_app = WsgiOnThreads(get_wsgi_application(), threads=settings.WEB_THREADS)
 
 
 from memory.mcp.http import PATH, mcp_app  # noqa: E402

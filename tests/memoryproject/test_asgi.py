@@ -96,3 +96,28 @@ def test_a_chunked_body_over_the_limit_is_413_before_it_is_read(serve, master):
     big = httpx.put(f"{served.url}/api/memory/user", json={"body": "x" * (LIMIT + 10)})
     assert big.status_code == 413
     assert big.json() == {"detail": "Request body is too large.", "code": "too_large"}
+
+
+def test_an_answer_past_the_buffer_streams_whole_and_a_small_one_has_its_length(
+    serve, master, workspace
+):
+    """memoryproject.wsgi_threads under uvicorn: an answer larger than its buffer (a MEMORY.md
+    of 1.5 MB as JSON) arrives byte for byte; a small one comes in one piece."""
+    from memory.models import ApiToken
+    from memoryproject.wsgi_threads import BUFFER
+
+    lines = [f"- dòng {n:06d}: đo huyết áp buổi sáng, ghi chú dài cho đủ cỡ" for n in range(24000)]
+    text = "# Memory\n\n" + "\n".join(lines) + "\n"
+    assert len(text.encode()) > 5 * BUFFER
+    (workspace / "MEMORY.md").write_text(text, encoding="utf-8")
+    _, key = ApiToken.issue(agent=master)
+    served = serve()
+    headers = {"Authorization": f"Bearer {key}"}
+
+    big = httpx.get(f"{served.url}/api/agents/master/memory", headers=headers, timeout=30)
+    assert big.status_code == 200
+    assert big.json()["body"] == text
+
+    small = httpx.get(f"{served.url}/api/agents/master", headers=headers)
+    assert small.status_code == 200 and small.json()["id"] == "master"
+    assert int(small.headers["content-length"]) == len(small.content)

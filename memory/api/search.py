@@ -12,7 +12,12 @@ from rest_framework.views import APIView
 
 from memory import search
 from memory.agents import get_agent_or_404
-from memory.api.serializers import ExplainSerializer, HitSerializer, SearchQuerySerializer
+from memory.api.serializers import (
+    ExplainSerializer,
+    HitSerializer,
+    SearchQuerySerializer,
+    hit_json,
+)
 from memory.auth import agent_id_of, require_agent_access
 from memory.query import Query
 
@@ -78,7 +83,7 @@ class MemorySearchView(APIView):
             else None,
             "offset": window.offset,
             "limit": window.limit,
-            "results": HitSerializer(window.hits, many=True).data,
+            "results": [hit_json(hit) for hit in window.hits],
         }
         if data["explain"]:
             agent = get_agent_or_404(agent_id) if agent_id else None

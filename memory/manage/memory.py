@@ -4,13 +4,14 @@ across scopes, and "consolidate now"."""
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from urllib.parse import quote
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.template.defaultfilters import floatformat
-from django.urls import reverse
+from django.urls import get_script_prefix, reverse
 from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext as _
@@ -483,7 +484,7 @@ def _hit_link(hit: search.Hit, query: Query) -> tuple[str, dt.date | None]:
     if hit.agent is None:  # a fact: users/owner/facts/<name>.md, one entry
         name = hit.path.rsplit("/", 1)[-1].removesuffix(".md")
         return reverse("memory-pages:fact", args=[name]), None
-    url = reverse("memory-pages:file", args=[hit.agent, hit.path])
+    url = _file_url(get_script_prefix(), hit.agent, hit.path)
     url += f"?q={quote(query.text)}#L{hit.line}" if hit.line else ""
     folder, _sep, file_name = hit.path.rpartition("/")
     if folder == notes.NOTES_DIR:
@@ -492,6 +493,14 @@ def _hit_link(hit: search.Hit, query: Query) -> tuple[str, dt.date | None]:
         except InvalidInput:
             pass
     return url, None
+
+
+@functools.lru_cache(maxsize=4096)
+def _file_url(prefix: str, agent_id: str, path: str) -> str:
+    """The file's page, reversed once per process (`prefix`, the script prefix reverse
+    reads, keys it too): the same files come back search after search, and reversing took
+    a fifth of the rows' time."""
+    return reverse("memory-pages:file", args=[agent_id, path])
 
 
 # --- search ----------------------------------------------------------------------------

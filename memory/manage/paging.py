@@ -5,16 +5,20 @@ proposals, history, Activity, the vault, the script store.
 list an operation returned, or a lazy sequence of an operation that counts without
 reading everything — and answers the window to show with its count ("41–60 of 305") and
 the links to the other pages, which keep every other query parameter (a filter, the other
-list's page). `memory/pager.html` renders it.
+list's page). `memory/pager.html` renders it, once a page (`pager.html`) however often
+the page shows it (above and below its list).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from django.core.paginator import Paginator
 from django.http import HttpRequest
+from django.template.loader import render_to_string
+from django.utils.safestring import SafeString
 from django.utils.translation import gettext as _
 
 PER_PAGE = 20
@@ -54,6 +58,11 @@ class Pager:
     @property
     def several(self) -> bool:
         return self.pages > 1
+
+    @cached_property
+    def html(self) -> SafeString:
+        """memory/pager.html for this pager, rendered the first time a page shows it."""
+        return render_to_string("memory/pager.html", {"pager": self})
 
 
 def page_url(request: HttpRequest, param: str, number: int) -> str:

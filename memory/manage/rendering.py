@@ -9,6 +9,7 @@ the only HTML the templates mark safe.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 
@@ -92,16 +93,42 @@ def render_markdown(
 # --- search hits -----------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=4096)
+def _folded_char(char: str) -> str:
+    return char.lower() if char.isascii() else fold(char)  # fold's own ASCII rule
+
+
 def matched_spans(text: str, query: Query) -> list[tuple[int, int]]:
     """Where the query's words are in `text`, as (start, end) offsets into `text` itself,
     found exactly as search finds them (folded, short words whole; memory.text). Folding
     works character by character, so each folded character knows the original one it
     came from; a match ends after the marks that follow its last letter."""
-    folded_chars: list[str] = []
+    table = {ord(char): _folded_char(char) for char in set(text)}
+    folded_text = text.translate(table)
+    if len(folded_text) == len(text) and all(len(folded) == 1 for folded in table.values()):
+        # Each character folds to one (the usual text): offsets are the text's own.
+        found = [
+            (match.start(), match.end())
+            for word in query.words
+            for match in word.pattern.finditer(folded_text)
+        ]
+    else:
+        found = _spans_through(text, table, query)
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(span for span in found if span[1] > span[0]):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _spans_through(text: str, table: dict[int, str], query: Query) -> list[tuple[int, int]]:
+    """matched_spans' spans of a text where some character folds to none (a combining
+    mark) or to several: each folded character is mapped back to the one it came from."""
+    folded_chars = [table[ord(char)] for char in text]
     origin: list[int] = []
-    for index, char in enumerate(text):
-        folded = char.lower() if char.isascii() else fold(char)  # fold's own ASCII rule
-        folded_chars.append(folded)
+    for index, folded in enumerate(folded_chars):
         origin.extend([index] * len(folded))
     folded_text = "".join(folded_chars)
     spans: list[tuple[int, int]] = []
@@ -113,13 +140,7 @@ def matched_spans(text: str, query: Query) -> list[tuple[int, int]]:
             while end < len(text) and not folded_chars[end]:
                 end += 1  # a combining mark belongs to the letter before it
             spans.append((start, end))
-    merged: list[tuple[int, int]] = []
-    for start, end in sorted(spans):
-        if merged and start <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
-        else:
-            merged.append((start, end))
-    return merged
+    return spans
 
 
 def highlight(text: str, query: Query) -> SafeString:

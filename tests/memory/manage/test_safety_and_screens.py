@@ -5,8 +5,9 @@ from html.parser import HTMLParser
 import pytest
 
 from memory import facts, notes, scripts
-from memory.manage.rendering import render_markdown
+from memory.manage.rendering import highlight, render_markdown
 from memory.models import ScriptEntry
+from memory.query import Query
 from wiki import pages as wiki_pages
 
 CORPUS = [
@@ -19,6 +20,29 @@ CORPUS = [
     '<iframe src="https://example.com"></iframe>',
     '<p style="x" onclick="alert(1)">p</p>',
 ]
+
+
+@pytest.mark.parametrize(
+    ("text", "query", "marked"),
+    [
+        ("Đọc sách ở Hà Nội", "doc sach", "<mark>Đọc</mark> <mark>sách</mark> ở Hà Nội"),
+        (
+            "<b>SACH</b> & sách",
+            "sach",
+            "&lt;b&gt;<mark>SACH</mark>&lt;/b&gt; &amp; <mark>sách</mark>",
+        ),
+        # Decomposed: a combining mark folds to nothing and is marked with its letter.
+        ("đọc sa\u0301ch nhé", "sach", "đọc <mark>sa\u0301ch</mark> nhé"),
+        # A character that folds to two: the mark covers it whole, and what follows.
+        ("Straße ﬁnden, Strasse", "strasse", "<mark>Straße</mark> ﬁnden, <mark>Strasse</mark>"),
+        ("ﬁnden und finden", "finden", "<mark>ﬁnden</mark> und <mark>finden</mark>"),
+        ("nothing here", "sach", "nothing here"),
+    ],
+)
+def test_a_hits_text_is_escaped_and_its_query_words_marked_where_search_finds_them(
+    text, query, marked
+):
+    assert highlight(text, Query.parse(query)) == marked
 
 
 def text_of(response) -> str:

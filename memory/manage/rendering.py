@@ -9,14 +9,13 @@ the only HTML the templates mark safe.
 
 from __future__ import annotations
 
-import functools
+import html
 import re
 from collections.abc import Callable
 
 import cmarkgfm
 import nh3
 from cmarkgfm.cmark import Options
-from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from memory.query import Query
@@ -93,9 +92,25 @@ def render_markdown(
 # --- search hits -----------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=4096)
-def _folded_char(char: str) -> str:
-    return char.lower() if char.isascii() else fold(char)  # fold's own ASCII rule
+class _Folds(dict):
+    """str.translate's table of folded characters (fold's own ASCII rule), each computed
+    the first time a text holds it; the characters that fold to none or to several are
+    kept in `irregular`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.irregular: set[str] = set()
+
+    def __missing__(self, code: int) -> str:
+        char = chr(code)
+        folded = char.lower() if char.isascii() else fold(char)
+        if len(folded) != 1:
+            self.irregular.add(char)
+        self[code] = folded
+        return folded
+
+
+_FOLDS = _Folds()
 
 
 def matched_spans(text: str, query: Query) -> list[tuple[int, int]]:
@@ -103,9 +118,8 @@ def matched_spans(text: str, query: Query) -> list[tuple[int, int]]:
     found exactly as search finds them (folded, short words whole; memory.text). Folding
     works character by character, so each folded character knows the original one it
     came from; a match ends after the marks that follow its last letter."""
-    table = {ord(char): _folded_char(char) for char in set(text)}
-    folded_text = text.translate(table)
-    if len(folded_text) == len(text) and all(len(folded) == 1 for folded in table.values()):
+    folded_text = text.translate(_FOLDS)
+    if _FOLDS.irregular.isdisjoint(text):
         # Each character folds to one (the usual text): offsets are the text's own.
         found = [
             (match.start(), match.end())
@@ -113,7 +127,7 @@ def matched_spans(text: str, query: Query) -> list[tuple[int, int]]:
             for match in word.pattern.finditer(folded_text)
         ]
     else:
-        found = _spans_through(text, table, query)
+        found = _spans_through(text, query)
     merged: list[tuple[int, int]] = []
     for start, end in sorted(span for span in found if span[1] > span[0]):
         if merged and start <= merged[-1][1]:
@@ -123,10 +137,10 @@ def matched_spans(text: str, query: Query) -> list[tuple[int, int]]:
     return merged
 
 
-def _spans_through(text: str, table: dict[int, str], query: Query) -> list[tuple[int, int]]:
+def _spans_through(text: str, query: Query) -> list[tuple[int, int]]:
     """matched_spans' spans of a text where some character folds to none (a combining
     mark) or to several: each folded character is mapped back to the one it came from."""
-    folded_chars = [table[ord(char)] for char in text]
+    folded_chars = [_FOLDS[ord(char)] for char in text]
     origin: list[int] = []
     for index, folded in enumerate(folded_chars):
         origin.extend([index] * len(folded))
@@ -149,8 +163,8 @@ def highlight(text: str, query: Query) -> SafeString:
     parts: list[str] = []
     position = 0
     for start, end in matched_spans(text, query):
-        parts.append(escape(text[position:start]))
-        parts.append(f"<mark>{escape(text[start:end])}</mark>")
+        parts.append(html.escape(text[position:start]))
+        parts.append(f"<mark>{html.escape(text[start:end])}</mark>")
         position = end
-    parts.append(escape(text[position:]))
+    parts.append(html.escape(text[position:]))
     return mark_safe("".join(parts))  # noqa: S308 — every piece escaped just above

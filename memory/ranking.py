@@ -84,10 +84,13 @@ def score(
     word there counts HEADING times as often as in the entry: the page's topic)."""
     norm = length_norm(len(entry_words), average)
     tf: dict[int, float] = {}  # whole counts
+    held: list[tuple[str, int]] | None = None  # (form, times) of the forms it holds
     if len(forms) <= COUNTED_FORMS:  # each form counted in C: the usual query
+        held = []
         for form, indexes in forms.items():
             times = entry_words.count(form)
             if times:
+                held.append((form, times))
                 for index in indexes:
                     tf[index] = tf.get(index, 0) + times
     else:
@@ -104,36 +107,49 @@ def score(
     for index in sorted(frequency) if len(frequency) > 1 else frequency:
         total += term(weights[index], frequency[index], norm)
     if pairs and len(tf) > 1:  # a pair needs two words held (most entries hold one or all)
-        total = _with_pairs(total, entry_words, forms, weights, pairs, tf, norm)
+        wanted = [pair for pair in pairs if pair[0] in tf and pair[1] in tf]
+        if wanted:
+            total = _with_pairs(total, _positions(entry_words, forms, held), weights, wanted, norm)
     if date_weight:
         total += term(DATE * date_weight, 1, norm)
     return total
 
 
-def _with_pairs(
-    total: float,
+def _positions(
     entry_words: Sequence[str],
     forms: Mapping[str, tuple[int, ...]],
+    held: list[tuple[str, int]] | None,
+) -> dict[int, tuple[int, ...]]:
+    """Where in the entry a query word stands: position → the query words it counts for.
+    With `held` (the forms it holds, each with how often), found by list.index in C."""
+    if held is None:
+        return {i: found for i, word in enumerate(entry_words) if (found := forms.get(word))}
+    at: dict[int, tuple[int, ...]] = {}
+    for form, times in held:
+        position = -1
+        for _ in range(times):
+            position = entry_words.index(form, position + 1)
+            at[position] = forms[form]
+    return at
+
+
+def _with_pairs(
+    total: float,
+    at: Mapping[int, tuple[int, ...]],
     weights: Sequence[float],
-    pairs: Iterable[tuple[int, int]],
-    tf: Mapping[int, float],
+    wanted: list[tuple[int, int]],
     norm: float,
 ) -> float:
-    """`total` with what the query's pairs that stand side by side in the entry add (PAIR),
-    one by one."""
-    wanted = [pair for pair in pairs if pair[0] in tf and pair[1] in tf]
-    if not wanted:
-        return total
+    """`total` with what the query's pairs `wanted` add (PAIR) where they stand side by
+    side in the entry (`at`: _positions), one by one."""
     together: dict[tuple[int, int], int] = {}
-    previous: tuple[int, ...] = ()
-    for word in entry_words:
-        current = forms.get(word, ())
-        if previous and current:
+    for position, current in at.items():
+        previous = at.get(position - 1)
+        if previous:
             for a in previous:
                 for b in current:
                     if (a, b) in wanted:
                         together[(a, b)] = together.get((a, b), 0) + 1
-        previous = current
     for a, b in wanted:
         if (a, b) in together:
             weight = PAIR * (weights[a] + weights[b]) / 2

@@ -1122,10 +1122,13 @@ def explain(
     return search_keeper.with_index(_scope_dirs(pools), run)
 
 
-def _all_pools() -> list[_Pool]:
-    """The owner's search of everything: every agent's pool, and the user scope's — the
-    facts and USER.md (SPEC §6.2; USER.md is in no agent's memory_search, §6.1)."""
-    pools = [_agent_pool(agent, include_user=False) for agent in Agent.objects.all()]
+def _all_pools(agents: list[Agent] | None = None) -> list[_Pool]:
+    """The owner's search of everything: every agent's pool (of `agents`, every agent, when
+    the caller has read them), and the user scope's — the facts and USER.md (SPEC §6.2;
+    USER.md is in no agent's memory_search, §6.1)."""
+    if agents is None:
+        agents = list(Agent.objects.all())
+    pools = [_agent_pool(agent, include_user=False) for agent in agents]
     user_dirs = [search_index.USER_SCOPE_DIR, search_index.USER_FILE_SCOPE_DIR]
     pools.append(_Pool(USER_SCOPE, None, user_dirs))
     return pools
@@ -1138,16 +1141,19 @@ def _search_all(
     limit: int,
     shown: slice = _ALL,
     count_up_to: int | None = None,
+    agents: list[Agent] | None = None,
 ) -> tuple[list[Hit], int]:
     """SPEC §6.2. With agent_id: that agent's files and the user scope, as `search` ranks
-    them. Without: every agent's results and the user scope's, each ranked on its own
-    (words weighed over all of them, so ranks compare) and interleaved by rank. The hits
-    `shown` of the best `limit`, and how many of those there are. Raises NotFound for an
-    unknown agent, InvalidInput as `search`."""
+    them. Without: every agent's results (`agents`: every agent, when the caller has read
+    them) and the user scope's, each ranked on its own (words weighed over all of them, so
+    ranks compare) and interleaved by rank. The hits `shown` of the best `limit`, and how
+    many of those there are. Raises NotFound for an unknown agent, InvalidInput as
+    `search`."""
     if agent_id is not None:
         pool = _agent_pool(get_agent_or_404(agent_id), include_user=True)
         return _run(query, [pool], limit, merge=False, shown=shown, count_up_to=count_up_to)
-    return _run(query, _all_pools(), limit, merge=True, shown=shown, count_up_to=count_up_to)
+    pools = _all_pools(agents)
+    return _run(query, pools, limit, merge=True, shown=shown, count_up_to=count_up_to)
 
 
 COUNT_CAP = 1000
@@ -1172,14 +1178,15 @@ def search_window(
     offset: int = 0,
     limit: int = DEFAULT_LIMIT,
     count_up_to: int = COUNT_CAP,
+    agents: list[Agent] | None = None,
 ) -> Window:
     """A page of the ranked results across scopes (SPEC §6.2: with `agent_id`, what that
     agent's memory_search reads; without, every agent's and the user scope's — the facts
     and USER.md —, each ranked on its own and interleaved by rank) and how many there are,
     for lists a person pages through (the management pages, `GET /api/memory/search`). The
-    count is exact up to `count_up_to` (then `capped`). Raises NotFound for an unknown
-    agent, InvalidInput for a query without letters or digits, a bad limit or a negative
-    offset."""
+    count is exact up to `count_up_to` (then `capped`). `agents`: every agent, when the
+    caller has read them already. Raises NotFound for an unknown agent, InvalidInput for a
+    query without letters or digits, a bad limit or a negative offset."""
     _check_limit(limit)
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
         raise InvalidInput("offset must be a whole number, 0 or more.")
@@ -1196,6 +1203,7 @@ def search_window(
         limit=min(offset + limit, wanted - 1),
         shown=slice(offset, offset + limit),
         count_up_to=wanted,
+        agents=agents,
     )
     capped = found >= wanted
     return Window(hits, min(found, wanted - 1), capped, offset, limit)

@@ -75,11 +75,13 @@ def page(
     agent: Agent | None = None,
     switch: str | None = None,
     status: int = 200,
+    agents: list[Agent] | None = None,
 ) -> HttpResponse:
     """Render a page inside the shared layout: tabs, badge, agent switcher.
 
-    `switch` is the URL name (namespaced, taking only `agent_id`) the agent switcher links to."""
-    agents = list(Agent.objects.all())
+    `switch` is the URL name (namespaced, taking only `agent_id`) the agent switcher links to.
+    `agents`: every agent, when the view has read them already."""
+    agents = list(Agent.objects.all()) if agents is None else agents
     agent = agent or current_agent(request, agents)
     switch_links = [(other, reverse(switch, args=[other.pk])) for other in agents] if switch else []
     base = {

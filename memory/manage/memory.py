@@ -513,18 +513,23 @@ def search_page(request: HttpRequest) -> HttpResponse:
     pager = None
     window = None
     explained = None
+    agents = list(Agent.objects.all())  # searched, and listed by the layout
     if form.is_valid() and form.cleaned_data["q"].strip():
         agent_id = form.cleaned_data.get("agent") or None
         number = wanted_page(request)
         try:
             query = Query.parse(form.cleaned_data["q"])
             window = search.search_window(
-                query, agent_id=agent_id, offset=(number - 1) * PER_PAGE, limit=PER_PAGE
+                query,
+                agent_id=agent_id,
+                offset=(number - 1) * PER_PAGE,
+                limit=PER_PAGE,
+                agents=agents,
             )
             if not window.hits and window.total:  # past the end: the last page
                 last = (window.total - 1) // PER_PAGE
                 window = search.search_window(
-                    query, agent_id=agent_id, offset=last * PER_PAGE, limit=PER_PAGE
+                    query, agent_id=agent_id, offset=last * PER_PAGE, limit=PER_PAGE, agents=agents
                 )
             if form.cleaned_data.get("explain"):
                 agent = get_agent_or_404(agent_id) if agent_id else None
@@ -548,6 +553,7 @@ def search_page(request: HttpRequest) -> HttpResponse:
             "explained": explained,
         },
         tab="memory",
+        agents=agents,
     )
 
 

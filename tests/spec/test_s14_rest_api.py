@@ -267,25 +267,6 @@ def test_it_pages_search_results_and_counts_them(owner_client, master, workspace
     assert last["next"] is None and "offset=12" in last["previous"]
 
 
-def test_a_search_hit_is_what_the_schemas_hit_serializer_says(owner_client, master, workspace):
-    from memory import search
-    from memory.api.serializers import HitSerializer
-
-    (workspace / "memory").mkdir(exist_ok=True)
-    (workspace / "memory/2026-01-02.md").write_text(
-        "## Sáng\n\n- đọc sách với Lan\n- uống cà phê\n", encoding="utf-8"
-    )
-    (workspace / "MEMORY.md").write_text("- thích đọc sách\n", encoding="utf-8")
-    answer = owner_client.get("/api/memory/search", {"q": "doc sach"}).json()["results"]
-    hits = search.search_window("doc sach").hits
-    assert len(answer) == 2
-    assert answer == HitSerializer(hits, many=True).data
-    dated = [hit for hit in answer if hit["date"]]
-    assert [(hit["date"], hit["heading"], hit["line"]) for hit in dated] == [
-        ("2026-01-02", "## Sáng", 3)
-    ]
-
-
 def test_the_schema_documents_the_pages(owner_client, master):
     schema = owner_client.get("/api/schema/", HTTP_ACCEPT="application/json").json()
     runs = schema["paths"]["/api/runs"]["get"]

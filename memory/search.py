@@ -34,11 +34,12 @@ runs on an index of just its scopes built from the files: slower, the same hits.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import heapq
 import itertools
 import sqlite3
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from memory import ranking, search_index, search_keeper, workspace
@@ -642,13 +643,14 @@ def _run(
         opened = [_open_pool(index, _fresh(pool)) for pool in pools]
         for attempt in range(4):
             try:
-                rows, words = _select(index, query, opened, limit)
-                kept = _interleave_rows(rows, limit) if merge else rows[0][:limit]
-                if count_up_to is None:
-                    found = len(kept)
-                else:
-                    found = _count(index.db, opened, words, count_up_to)
-                return _hits(index, opened, kept[shown], words), found
+                with _snapshot(index.db):
+                    rows, words = _select(index, query, opened, limit)
+                    kept = _interleave_rows(rows, limit) if merge else rows[0][:limit]
+                    if count_up_to is None:
+                        found = len(kept)
+                    else:
+                        found = _count(index.db, opened, words, count_up_to)
+                    return _hits(index, opened, kept[shown], words), found
             except _Stale as stale:
                 if attempt == 3:
                     raise RuntimeError(
@@ -658,6 +660,21 @@ def _run(
         raise AssertionError("unreachable")
 
     return search_keeper.with_index(_scope_dirs(pools), run)
+
+
+@contextlib.contextmanager
+def _snapshot(db: sqlite3.Connection) -> Iterator[None]:
+    """One read transaction for a query's statements: every pool is ranked, counted and
+    checked against the index as it stood at the first (and a statement costs no
+    transaction of its own)."""
+    if db.in_transaction:
+        yield
+        return
+    db.execute("BEGIN")
+    try:
+        yield
+    finally:
+        db.execute("COMMIT")
 
 
 def _fresh(pool: _Pool) -> _Pool:

@@ -217,6 +217,9 @@ MIDDLEWARE = [
     "axes.middleware.AxesMiddleware",
 ]
 
+# Django's database sessions, each read by one fixed statement (memory.sessions).
+SESSION_ENGINE = "memory.sessions"
+
 # Sign-in throttling (django-axes; docs/decisions.md, "Presence and credentials"): after
 # MEMORY_LOGIN_FAILURE_LIMIT failed sign-ins of one username from one address, that pair is
 # refused (429) for MEMORY_LOGIN_COOLOFF_MINUTES. Counted in the database, so it holds across
@@ -224,7 +227,9 @@ MIDDLEWARE = [
 # passwords).
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    # Django's model backend, the signed-in account read by one fixed statement
+    # (memory.lookups): sessions signed in before this backend was named sign in again.
+    "memory.auth.AccountBackend",
 ]
 AXES_FAILURE_LIMIT = env_int("MEMORY_LOGIN_FAILURE_LIMIT", 5)
 AXES_COOLOFF_TIME = dt.timedelta(minutes=env_int("MEMORY_LOGIN_COOLOFF_MINUTES", 15))

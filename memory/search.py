@@ -853,27 +853,28 @@ def _row(
     return _Row(rowid, table, first, last, heading, total, matched, 0, text, context)
 
 
+Key = tuple[str, int]  # (table, row id): one entry of the index
+
+
 def _same_file(a: int, b: int) -> bool:
     return a >> search_index.ENTRY_BITS == b >> search_index.ENTRY_BITS
 
 
-def _own(row: _Row, context: _Context) -> float:
-    """The row's own score (memory.ranking): 0 for one that holds no query word, in its
-    words or its heading's, and is in no note of a day the query names."""
-    date_weight = 0
-    if context.date_slots and row.rowid >> search_index.ENTRY_BITS in context.date_slots:
-        date_weight = context.date_weight
-    if not row.matched and not date_weight:
-        return 0.0
-    return ranking.score(
-        row.words,
-        context.forms,
-        context.weights,
-        context.pairs,
-        context.average,
-        date_weight,
-        row.context,
-    )
+def _own_scores(known: dict[Key, _Row], context: _Context) -> dict[Key, float]:
+    """Each row's own score (memory.ranking): 0 for one that holds no query word, in its
+    words or its heading's, and is in no note of a day the query names. (The context's
+    parts are read once: a search scores some 800 rows.)"""
+    score, forms, weights = ranking.score, context.forms, context.weights
+    pairs, average, bits = context.pairs, context.average, search_index.ENTRY_BITS
+    date_slots, date_weight = context.date_slots, context.date_weight
+    own: dict[Key, float] = {}
+    for key, row in known.items():
+        dated = date_weight if date_slots and row.rowid >> bits in date_slots else 0
+        if not row.matched and not dated:
+            own[key] = 0.0
+        else:
+            own[key] = score(row.words, forms, weights, pairs, average, dated, row.context)
+    return own
 
 
 def _load(
@@ -913,9 +914,6 @@ def _load(
     return found
 
 
-Key = tuple[str, int]  # (table, row id): one entry of the index
-
-
 def _read_outer(db, joined: list[_Row], known: dict[Key, _Row], context: _Context) -> None:
     """Each neighbour that `joined` the candidates is scored against the entries on both
     sides of it: the outer one (two from a candidate) is read into `known` only where it
@@ -937,11 +935,17 @@ def _ranked(db, rows: list[_Row], days: list[_Row], context: _Context) -> list[_
     before the line that names it) scored by memory.ranking and ordered by score, newer
     first among equals; past them, the rest in the order of rarity."""
     head, known, placed = _gathered(db, rows, days, context)
-    own = {key: _own(row, context) for key, row in known.items()}
+    own = _own_scores(known, context)
+    bits = search_index.ENTRY_BITS
     for row in head:
-        row.score = own[(row.table, row.rowid)]
+        table, rowid = row.table, row.rowid
+        row.score = own[(table, rowid)]
         if row.matched:  # only an entry holding a query word takes a neighbour's share
-            before, after = _beside(row, own)
+            # The entries before and after it in its file (0 for none read: row ids count
+            # down within a file).
+            slot = rowid >> bits
+            before = own.get((table, rowid + 1), 0.0) if (rowid + 1) >> bits == slot else 0.0
+            after = own.get((table, rowid - 1), 0.0) if (rowid - 1) >> bits == slot else 0.0
             row.score = ranking.with_neighbour(row.score, before, after, holds_a_word=True)
     ranked = sorted(head, key=lambda row: (ranking.shown(row.score), row.rowid), reverse=True)
     for row in rows[ranking.POOL :]:
@@ -951,16 +955,6 @@ def _ranked(db, rows: list[_Row], days: list[_Row], context: _Context) -> list[_
             row.score = own[key]
             ranked.append(row)
     return ranked
-
-
-def _beside(row: _Row, own: dict[Key, float]) -> tuple[float, float]:
-    """The own scores of the entries before and after `row` in its file (0 for none read:
-    row ids count down within a file)."""
-    before, after = (row.table, row.rowid + 1), (row.table, row.rowid - 1)
-    return (
-        own.get(before, 0.0) if _same_file(row.rowid + 1, row.rowid) else 0.0,
-        own.get(after, 0.0) if _same_file(row.rowid - 1, row.rowid) else 0.0,
-    )
 
 
 def _gathered(
@@ -973,11 +967,12 @@ def _gathered(
     )
     # Each candidate's next entry in its file, then the one before (row ids count down
     # within a file).
+    bits = search_index.ENTRY_BITS
     near_keys = [
         (table, near)
         for table, rowid in head_keys
         for near in (rowid - 1, rowid + 1)
-        if _same_file(near, rowid)
+        if near >> bits == rowid >> bits  # the same file
     ]
     known = {(row.table, row.rowid): row for row in [*rows, *days] if row.text is not None}
     wanted = set(head_keys)

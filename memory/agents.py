@@ -6,7 +6,7 @@ import logging
 
 from django.db import IntegrityError, transaction
 
-from memory import workspace
+from memory import lookups, workspace
 from memory.errors import (
     Conflict,
     DiskFull,
@@ -26,10 +26,12 @@ MEMORY_ALT_FILE = "memory.md"
 
 
 def get_agent_or_404(agent_id: str) -> Agent:
-    try:
-        return Agent.objects.get(pk=agent_id)  # not first(): no ORDER BY to compile
-    except Agent.DoesNotExist:
-        raise NotFound(f"No agent {agent_id!r}.") from None
+    """The agent `agent_id` (read by a fixed statement, memory.lookups: every agent's
+    request asks), or NotFound."""
+    agent = lookups.get_by(Agent, "id", agent_id)
+    if agent is None:
+        raise NotFound(f"No agent {agent_id!r}.")
+    return agent
 
 
 def create_agent(

@@ -25,3 +25,16 @@ def test_the_switch_sets_the_language(pages, master):
 def test_the_sign_in_page_is_translated(workspace, db):
     html = Client().get("/manage/memory/login/", HTTP_ACCEPT_LANGUAGE="vi").content.decode()
     assert "Đăng nhập" in html and "Mật khẩu" in html
+
+
+def test_the_language_switch_and_sign_out_stand_beside_the_tabs_and_in_the_narrow_menu(
+    pages, master
+):
+    html = pages.get("/manage/memory/search/?q=x", HTTP_ACCEPT_LANGUAGE="vi").content.decode()
+    wide = html.split('<div class="top-right top-right-wide">', 1)[1].split("</div>", 1)[0]
+    menu = html.split('<div class="top-right top-right-menu">', 1)[1].split("</div>", 1)[0]
+    assert wide == menu
+    assert 'action="/i18n/setlang/"' in wide and 'value="/manage/memory/search/?q=x"' in wide
+    assert '<option value="vi" lang="vi" selected>' in wide
+    assert "Đăng xuất" in wide and 'name="csrfmiddlewaretoken"' in wide
+    assert html.index("top-right-menu") > html.index('<details class="top-menu">')

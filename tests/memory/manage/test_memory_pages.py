@@ -218,6 +218,19 @@ def test_it_lists_notes_newest_first_and_edits_one(pages, helper_agent, workspac
     ).read_text() == "# 2026-11-30\n\n- sửa\n"
 
 
+def test_a_hits_heading_text_and_weight_are_escaped_on_the_search_page(pages, master):
+    notes.write_note(
+        master,
+        "2026-11-28",
+        '# 2026-11-28\n\n## <img src=x onerror="alert(1)">\n\n- <b>sach</b> & "doc"\n',
+    )
+    html = text_of(pages.get("/manage/memory/search/?q=sach&explain=1"))
+    assert "<img" not in html and "<b>" not in html
+    assert ' <span class="muted">## &lt;img src=x onerror=&quot;alert(1)&quot;&gt;</span>' in html
+    assert "- &lt;b&gt;<mark>sach</mark>&lt;/b&gt; &amp; &quot;doc&quot;" in html
+    assert '<td data-label="Weight" title="sach">' in html
+
+
 def test_it_answers_404_for_a_bad_note_name_or_agent(pages, master):
     assert pages.get("/manage/memory/agents/master/notes/..%2Fsecret/").status_code == 404
     assert pages.get("/manage/memory/agents/master/notes/2026-02-30/").status_code == 404

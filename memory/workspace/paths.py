@@ -52,31 +52,36 @@ _resolved: dict[object, Path] = {}
 def check_relative(rel: str) -> str:
     """The composed (NFC) spelling of a relative path, or PathRefused. Looks at the text
     only (no disk): the first step of `resolve`, and of every reader that opens the parts
-    of a path itself."""
+    of a path itself. (Every read and write asks: a path in ASCII, one spelling and a
+    byte a character, is checked without normalising or encoding it.)"""
     if not isinstance(rel, str) or not rel:
         raise PathRefused("Empty path.")
     if "\x00" in rel:
         raise PathRefused("Path contains a NUL byte.")
-    composed = rel if rel.isascii() else unicodedata.normalize("NFC", rel)
+    ascii_only = rel.isascii()
+    composed = rel if ascii_only else unicodedata.normalize("NFC", rel)
     # Fullwidth dots and slashes fold to ASCII ones under NFKC; refuse them instead of
     # letting another layer interpret them later. (NFD and NFC spell the same name and
     # are both accepted: NFKC of either is the composed form.)
-    if not rel.isascii() and unicodedata.normalize("NFKC", rel) != composed:
+    if not ascii_only and unicodedata.normalize("NFKC", rel) != composed:
         raise PathRefused(f"Path has characters that are not plain: {rel!r}.")
     if "\\" in rel or rel.startswith("/") or (len(rel) > 1 and rel[1] == ":"):
         raise PathRefused(f"Path must be relative to the workspace: {rel!r}.")
     parts = composed.split("/")
-    if any(part in ("", ".", "..") for part in parts):
+    if "" in parts or "." in parts or ".." in parts:
         raise PathRefused(f"Path may not contain empty, '.' or '..' parts: {rel!r}.")
-    try:
-        encoded = [part.encode("utf-8") for part in parts]
-    except UnicodeEncodeError:
-        raise PathRefused(f"Path is not valid Unicode text: {rel!r}.") from None
-    if any(len(part) > MAX_NAME_BYTES for part in encoded):
+    if ascii_only:
+        sizes = list(map(len, parts))
+    else:
+        try:
+            sizes = [len(part.encode("utf-8")) for part in parts]
+        except UnicodeEncodeError:
+            raise PathRefused(f"Path is not valid Unicode text: {rel!r}.") from None
+    if max(sizes) > MAX_NAME_BYTES:
         raise PathRefused(
             f"A name in the path is longer than {MAX_NAME_BYTES} bytes: {rel[:80]!r}…."
         )
-    if sum(len(part) + 1 for part in encoded) > MAX_PATH_BYTES:
+    if sum(sizes) + len(sizes) > MAX_PATH_BYTES:
         raise PathRefused(f"The path is longer than {MAX_PATH_BYTES} bytes.")
     return composed
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 import threading
 import time
@@ -17,6 +18,7 @@ import pytest
 from memory import workspace as ws
 from memory.errors import DiskFull, InvalidInput, PathRefused
 from memory.workspace import locks
+from memory.workspace.paths import check_relative
 
 
 def _mode(path) -> int:
@@ -378,3 +380,34 @@ def test_derived_state_and_the_change_log_are_this_users_only(workspace, umask_0
     assert _mode(workspace / ws.STATE_DIR / "wiki/lists.txt") == 0o600
     assert _mode(workspace / ws.CHANGES_DIR) == 0o700
     assert _mode(next((workspace / ws.CHANGES_DIR).glob("*.log"))) == 0o600
+
+
+@pytest.mark.parametrize(
+    ("rel", "says"),
+    [
+        ("", "Empty path"),
+        ("memory/a\x00.md", "NUL byte"),
+        ("/etc/passwd", "relative to the workspace"),
+        ("C:/x.md", "relative to the workspace"),
+        ("memory\\x.md", "relative to the workspace"),
+        ("memory//x.md", "empty, '.' or '..' parts"),
+        ("memory/./x.md", "empty, '.' or '..' parts"),
+        ("memory/../x.md", "empty, '.' or '..' parts"),
+        ("memory/ghi/../chép.md", "empty, '.' or '..' parts"),
+        ("memory/" + "a" * 256, "longer than 255 bytes"),
+        ("memory/" + "đ" * 128, "longer than 255 bytes"),
+        ("/".join(["a" * 200] * 15), "longer than 3000 bytes"),
+        ("/".join(["đ" * 100] * 15), "longer than 3000 bytes"),
+    ],
+    ids=lambda value: value[:24] if isinstance(value, str) else value,
+)
+def test_a_path_is_refused_for_what_is_wrong_with_it_in_ascii_or_not(rel, says):
+    with pytest.raises(PathRefused, match=re.escape(says)):
+        check_relative(rel)
+
+
+def test_a_path_at_the_limits_is_taken_as_it_is_or_composed():
+    assert check_relative("memory/" + "a" * 255) == "memory/" + "a" * 255
+    longest = "/".join(["a" * 199] * 15)  # 2,999 bytes: with its end, 3,000
+    assert check_relative(longest) == longest
+    assert check_relative("memory/ghi-che\u0301p.md") == "memory/ghi-chép.md"

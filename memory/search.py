@@ -673,8 +673,14 @@ def _snapshot(db: sqlite3.Connection) -> Iterator[None]:
     db.execute("BEGIN")
     try:
         yield
-    finally:
-        db.execute("COMMIT")
+    except BaseException:
+        # Let go of the snapshot without hiding why the query stopped (a damaged index
+        # must still be reported as one).
+        if db.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
 
 
 def _fresh(pool: _Pool) -> _Pool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import sqlite3
 import threading
 import time
 import unicodedata
@@ -726,3 +727,25 @@ def test_user_md_is_in_the_owners_window_and_its_explain_only(master, workspace,
         "profile/me.md",
         "memory/2026-01-01.md",
     }
+
+
+def test_a_querys_snapshot_lets_its_own_error_through_and_holds_nothing_after():
+    """One read transaction a query (memory.search._snapshot): an error inside it — a
+    damaged index — is what the caller sees, never a failed COMMIT, and no transaction
+    is left open either way."""
+    db = sqlite3.connect(":memory:", isolation_level=None)
+    db.execute("CREATE TABLE t(x)")
+    with pytest.raises(sqlite3.DatabaseError, match="malformed"):
+        with search._snapshot(db):
+            assert db.execute("SELECT count(*) FROM t").fetchone() == (0,)
+            assert db.in_transaction
+            raise sqlite3.DatabaseError("database disk image is malformed")
+    assert not db.in_transaction
+    # SQLite itself ends the transaction on some errors (I/O, a corrupt page).
+    with pytest.raises(sqlite3.DatabaseError, match="malformed"):
+        with search._snapshot(db):
+            db.execute("ROLLBACK")
+            raise sqlite3.DatabaseError("database disk image is malformed")
+    with search._snapshot(db):
+        db.execute("SELECT * FROM t").fetchall()
+    assert not db.in_transaction

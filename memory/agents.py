@@ -28,7 +28,7 @@ MEMORY_ALT_FILE = "memory.md"
 def get_agent_or_404(agent_id: str) -> Agent:
     """The agent `agent_id` (read by a fixed statement, memory.lookups: every agent's
     request asks), or NotFound."""
-    agent = lookups.get_by(Agent, "id", agent_id)
+    agent = lookups.get_by(Agent, "pk", agent_id)
     if agent is None:
         raise NotFound(f"No agent {agent_id!r}.")
     return agent

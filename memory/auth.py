@@ -100,7 +100,7 @@ def token_for_key(key: str) -> ApiToken:
     if token is None:
         raise BadCredential("Invalid token.")
     if token.user_id is not None:
-        user = lookups.get_by(get_user_model(), "id", token.user_id)
+        user = lookups.get_by(get_user_model(), "pk", token.user_id)
         if user is None or not user.is_active:
             raise BadCredential("User inactive.")
         token.user = user
@@ -117,7 +117,7 @@ class AccountBackend(ModelBackend):
     it for the signed-in account — reads the account through memory.lookups."""
 
     def get_user(self, user_id):
-        user = lookups.get_by(get_user_model(), "id", user_id)
+        user = lookups.get_by(get_user_model(), "pk", user_id)
         return user if user is not None and self.user_can_authenticate(user) else None
 
 

@@ -38,7 +38,10 @@ def _plan(model: type[models.Model], field_name: str) -> tuple[str, list[str], l
 
 
 def get_by(model: type[M], field_name: str, value: object) -> M | None:
-    """The instance of `model` whose unique field `field_name` is `value`, or None."""
+    """The instance of `model` whose unique field `field_name` (`pk`: its primary key) is
+    `value`, or None."""
+    if field_name == "pk":
+        field_name = model._meta.pk.name
     sql, names, converters = _plan(model, field_name)
     with connection.cursor() as cursor:
         cursor.execute(sql, [value])

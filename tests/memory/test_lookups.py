@@ -32,6 +32,7 @@ def test_a_row_comes_back_as_the_orm_reads_it_aware_datetimes_and_booleans_inclu
 
     for model, field, value in [
         (get_user_model(), "id", owner.pk),
+        (get_user_model(), "pk", owner.pk),
         (get_user_model(), "username", "lookup-owner"),
         (ApiToken, "key_hash", token.key_hash),
     ]:

@@ -218,9 +218,7 @@ def test_it_lists_notes_newest_first_and_edits_one(pages, helper_agent, workspac
     ).read_text() == "# 2026-11-30\n\n- sửa\n"
 
 
-def test_the_search_page_offers_every_agent_and_keeps_the_one_chosen(
-    pages, master, helper_agent
-):
+def test_the_search_page_offers_every_agent_and_keeps_the_one_chosen(pages, master, helper_agent):
     html = text_of(pages.get("/manage/memory/search/?q=sach&agent=helper"))
     assert '<option value="">every agent</option>' in html
     assert '<option value="helper" selected>helper</option>' in html
